@@ -1,0 +1,82 @@
+//! The replica's capacity: its saturation throughput for a given engine, cost model and
+//! workload, measured by the engine itself.
+//!
+//! Offered load 1.0 is knife-edge (a 1% error in capacity moves TTFT p99 there by more than
+//! 1.5x), so the measurement is careful: a closed loop of 4 x `max_num_seqs` users with no think
+//! time keeps the batch full and a queue behind it; every completion between the
+//! `CAPACITY_REQUESTS / 10`-th and the `CAPACITY_REQUESTS`-th is counted over the time between
+//! them, after the initial backlog has formed.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::ThinkDist;
+use crate::scenario::{Load, MAX_USERS, Scenario};
+use crate::simulation::{Options, Simulation};
+
+/// Completions the capacity measurement runs to.
+pub const CAPACITY_REQUESTS: u64 = 20_000;
+/// Requests of the unloaded-latency measurement.
+pub const BASE_LATENCY_REQUESTS: u64 = 1_000;
+
+/// A replica's measured capacity.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Capacity {
+    /// Saturation throughput in requests per second.
+    pub rps: f64,
+    /// Mean E2E latency of a request alone on the replica (the unloaded latency).
+    pub base_latency_s: f64,
+    /// Completions counted in the measurement window.
+    pub completions_counted: u64,
+    /// Length of the measurement window.
+    pub window_s: f64,
+}
+
+/// Measures the capacity and the unloaded latency of `base`'s engine and workload (its load is
+/// ignored). Deterministic for a seed.
+pub fn measure(base: &Scenario) -> Capacity {
+    let (rps, completions_counted, window_s) = saturation(base, CAPACITY_REQUESTS);
+    Capacity { rps, base_latency_s: base_latency(base), completions_counted, window_s }
+}
+
+/// Saturation throughput counted between the `n/10`-th and the `n`-th completion of a saturated
+/// closed loop; returns (requests/s, completions counted, window).
+pub fn saturation(base: &Scenario, n: u64) -> (f64, u64, f64) {
+    let users = base.engine.max_num_seqs.saturating_mul(4).min(MAX_USERS);
+    let mut scenario = base.with_load(Load::Closed { users, think_s: 0.0, think: ThinkDist::Fixed });
+    // Never stop on the request count: this loop stops itself.
+    scenario.requests = u64::MAX;
+    scenario.warmup = u64::MAX - 1;
+    let mut sim = Simulation::new(&scenario, Options::default());
+    let skip = (n / 10).max(1);
+    let mut mark: Option<(u64, f64)> = None;
+    while sim.step() {
+        let done = sim.completed();
+        if mark.is_none() && done >= skip {
+            mark = Some((done, sim.now_s()));
+        }
+        if done >= n {
+            break;
+        }
+    }
+    let (c0, t0) = mark.unwrap_or((0, 0.0));
+    let (counted, window) = (sim.completed() - c0, sim.now_s() - t0);
+    if counted > 0 && window > 0.0 { (counted as f64 / window, counted, window) } else { (0.0, 0, 0.0) }
+}
+
+/// Mean E2E latency of requests served one at a time.
+pub fn base_latency(base: &Scenario) -> f64 {
+    let mut scenario = base.with_load(Load::Closed { users: 1, think_s: 0.0, think: ThinkDist::Fixed });
+    scenario.requests = BASE_LATENCY_REQUESTS;
+    scenario.warmup = 0;
+    match Simulation::new(&scenario, Options::default()).run() {
+        Ok(outcome) => outcome.summary.e2e_s.mean,
+        Err(_) => f64::NAN,
+    }
+}
+
+/// Closed-loop users that would offer `offered_load` x capacity if every request took the
+/// unloaded latency: `N = x C (Z + W0)`. Once the replica slows, they offer less: that is the point.
+pub fn closed_users(offered_load: f64, think_s: f64, capacity: &Capacity) -> u32 {
+    let users = offered_load * capacity.rps * (think_s + capacity.base_latency_s);
+    (users.round().max(1.0) as u64).min(MAX_USERS as u64) as u32
+}

@@ -1,0 +1,222 @@
+//! Token-count distributions, resolved from [`DistConfig`] and sampled from a seeded stream.
+
+use rand::{Rng, RngExt};
+use rand_distr::{Distribution, LogNormal};
+
+use crate::config::{DistConfig, DistKind};
+use crate::error::ConfigError;
+
+/// The largest token count any distribution may produce (also the implicit cap of unbounded ones).
+pub const MAX_TOKENS: u64 = 1_000_000;
+
+/// A validated distribution of token counts, always in `1..=MAX_TOKENS`.
+#[derive(Clone, Debug)]
+pub enum TokenDist {
+    /// Always this many tokens.
+    Fixed(u32),
+    /// Uniform on `min..=max`.
+    Uniform {
+        /// Smallest value.
+        min: u32,
+        /// Largest value.
+        max: u32,
+    },
+    /// `1 + failures` of a geometric with success probability `p = 1 / mean`, capped at `max`;
+    /// drawn by inversion, `floor(ln(1 - U) / ln(1 - p))`, one logarithm per draw.
+    Geometric {
+        /// `ln(1 - p)`, or `-inf` when `p = 1` (always one token).
+        ln_q: f64,
+        /// The requested mean.
+        mean: f64,
+        /// The cap.
+        max: u32,
+        /// Whether the cap was given (otherwise it is [`MAX_TOKENS`]).
+        capped: bool,
+    },
+    /// A rounded lognormal, at least 1, capped at `max`.
+    Lognormal {
+        /// The underlying continuous distribution.
+        dist: LogNormal<f64>,
+        /// The requested mean.
+        mean: f64,
+        /// The cap.
+        max: u32,
+        /// Whether the cap was given (otherwise it is [`MAX_TOKENS`]).
+        capped: bool,
+    },
+}
+
+impl TokenDist {
+    /// Validates `config`, naming fields under `path` (e.g. `workload.prompt_tokens`).
+    pub fn from_config(config: &DistConfig, path: &str) -> Result<TokenDist, ConfigError> {
+        let field = |name: &str| format!("{path}.{name}");
+        let allowed: &[&str] = match config.dist {
+            DistKind::Fixed => &["value"],
+            DistKind::Uniform => &["min", "max"],
+            DistKind::Geometric => &["mean", "max"],
+            DistKind::Lognormal => &["mean", "sigma", "max"],
+        };
+        let present = [
+            ("value", config.value.is_some()),
+            ("min", config.min.is_some()),
+            ("max", config.max.is_some()),
+            ("mean", config.mean.is_some()),
+            ("sigma", config.sigma.is_some()),
+        ];
+        for (name, is_set) in present {
+            if is_set && !allowed.contains(&name) {
+                return Err(ConfigError::new(
+                    field(name),
+                    format!("does not apply to dist \"{}\" (it takes {})", kind_name(config.dist), allowed.join(", ")),
+                ));
+            }
+        }
+        let count = |name: &str, v: Option<u64>| -> Result<u32, ConfigError> {
+            let v = v.ok_or_else(|| {
+                ConfigError::new(field(name), format!("is required for dist \"{}\"", kind_name(config.dist)))
+            })?;
+            if !(1..=MAX_TOKENS).contains(&v) {
+                return Err(ConfigError::new(field(name), format!("must be from 1 to {MAX_TOKENS} tokens, got {v}")));
+            }
+            Ok(v as u32)
+        };
+        let cap = |v: Option<u64>| -> Result<(u32, bool), ConfigError> {
+            match v {
+                Some(_) => Ok((count("max", v)?, true)),
+                None => Ok((MAX_TOKENS as u32, false)),
+            }
+        };
+        let mean = |v: Option<f64>| -> Result<f64, ConfigError> {
+            let v = v.ok_or_else(|| {
+                ConfigError::new(field("mean"), format!("is required for dist \"{}\"", kind_name(config.dist)))
+            })?;
+            if !v.is_finite() || !(1.0..=MAX_TOKENS as f64).contains(&v) {
+                return Err(ConfigError::new(field("mean"), format!("must be from 1 to {MAX_TOKENS} tokens, got {v}")));
+            }
+            Ok(v)
+        };
+        Ok(match config.dist {
+            DistKind::Fixed => TokenDist::Fixed(count("value", config.value)?),
+            DistKind::Uniform => {
+                let (min, max) = (count("min", config.min)?, count("max", config.max)?);
+                if min > max {
+                    return Err(ConfigError::new(field("max"), format!("must be at least min ({min}), got {max}")));
+                }
+                TokenDist::Uniform { min, max }
+            }
+            DistKind::Geometric => {
+                let mean = mean(config.mean)?;
+                let (max, capped) = cap(config.max)?;
+                let ln_q = (-1.0 / mean).ln_1p();
+                TokenDist::Geometric { ln_q, mean, max, capped }
+            }
+            DistKind::Lognormal => {
+                let mean = mean(config.mean)?;
+                let sigma = config.sigma.ok_or_else(|| {
+                    ConfigError::new(field("sigma"), "is required for dist \"lognormal\"".to_string())
+                })?;
+                if !sigma.is_finite() || !(0.0..=3.0).contains(&sigma) {
+                    return Err(ConfigError::new(field("sigma"), format!("must be from 0 to 3, got {sigma}")));
+                }
+                let (max, capped) = cap(config.max)?;
+                // Choose mu so that the continuous distribution has the requested mean.
+                let mu = mean.ln() - sigma * sigma / 2.0;
+                let dist = LogNormal::new(mu, sigma)
+                    .map_err(|e| ConfigError::new(field("sigma"), format!("is not usable: {e}")))?;
+                TokenDist::Lognormal { dist, mean, max, capped }
+            }
+        })
+    }
+
+    /// Draws one token count.
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u32 {
+        match self {
+            TokenDist::Fixed(v) => *v,
+            TokenDist::Uniform { min, max } => rng.random_range(*min..=*max),
+            TokenDist::Geometric { ln_q, max, .. } => {
+                let u: f64 = rng.random();
+                let failures = (-u).ln_1p() / ln_q; // ln(1 - u) / ln(1 - p), both <= 0
+                (failures.floor() + 1.0).min(*max as f64) as u32
+            }
+            TokenDist::Lognormal { dist, max, .. } => {
+                let v = dist.sample(rng).round();
+                v.clamp(1.0, *max as f64) as u32
+            }
+        }
+    }
+
+    /// The largest value it can produce, when the config bounds it.
+    pub fn bound(&self) -> Option<u32> {
+        match self {
+            TokenDist::Fixed(v) => Some(*v),
+            TokenDist::Uniform { max, .. } => Some(*max),
+            TokenDist::Geometric { max, capped, .. } | TokenDist::Lognormal { max, capped, .. } => {
+                capped.then_some(*max)
+            }
+        }
+    }
+
+    /// The largest value it can ever produce.
+    pub fn max_value(&self) -> u32 {
+        self.bound().unwrap_or(MAX_TOKENS as u32)
+    }
+
+    /// The nominal mean (before rounding and capping).
+    pub fn mean(&self) -> f64 {
+        match self {
+            TokenDist::Fixed(v) => *v as f64,
+            TokenDist::Uniform { min, max } => (*min as f64 + *max as f64) / 2.0,
+            TokenDist::Geometric { mean, .. } | TokenDist::Lognormal { mean, .. } => *mean,
+        }
+    }
+}
+
+fn kind_name(kind: DistKind) -> &'static str {
+    match kind {
+        DistKind::Fixed => "fixed",
+        DistKind::Uniform => "uniform",
+        DistKind::Geometric => "geometric",
+        DistKind::Lognormal => "lognormal",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand::rngs::SmallRng;
+
+    fn sample_mean(dist: &DistConfig, n: usize) -> f64 {
+        let d = TokenDist::from_config(dist, "x").unwrap();
+        let mut rng = SmallRng::seed_from_u64(7);
+        (0..n).map(|_| d.sample(&mut rng) as f64).sum::<f64>() / n as f64
+    }
+
+    #[test]
+    fn sample_means_match_the_configured_means() {
+        let rows: &[(DistConfig, f64, f64)] = &[
+            (DistConfig::fixed(200), 200.0, 0.0),
+            (DistConfig::uniform(1, 400), 200.5, 0.01),
+            (DistConfig::geometric(100.0), 100.0, 0.02),
+            (DistConfig::geometric(1.0), 1.0, 0.0),
+            (DistConfig::lognormal(300.0, 0.8, None), 300.0, 0.02),
+        ];
+        for (dist, expected, tol) in rows {
+            let m = sample_mean(dist, 200_000);
+            assert!((m - expected).abs() <= expected * tol + 1e-9, "{dist:?}: mean {m}, expected {expected}");
+        }
+    }
+
+    #[test]
+    fn caps_and_floors_hold() {
+        let d = TokenDist::from_config(&DistConfig::lognormal(50.0, 2.0, Some(120)), "x").unwrap();
+        let mut rng = SmallRng::seed_from_u64(1);
+        for _ in 0..100_000 {
+            let v = d.sample(&mut rng);
+            assert!((1..=120).contains(&v), "{v}");
+        }
+        assert_eq!(d.bound(), Some(120));
+        let g = TokenDist::from_config(&DistConfig::geometric(10.0), "x").unwrap();
+        assert_eq!(g.bound(), None);
+    }
+}

@@ -1,0 +1,76 @@
+//! kneelab-sim: a deterministic simulation of one vLLM-like LLM serving replica.
+//!
+//! Requests arrive (open loop at a rate, or a closed loop of users), wait in a FCFS queue and are
+//! served by continuous batching: every engine step, running requests decode one token or take a
+//! prefill chunk within a token budget (`max_num_batched_tokens`), waiting requests are admitted
+//! while there are seats (`max_num_seqs`) and KV cache blocks, and a full KV cache preempts the
+//! newest request. A cost model turns each step's tokens and context into time. The run reports
+//! what vLLM's benchmark and metrics report: TTFT, TPOT, ITL, E2E and queue time percentiles,
+//! throughput, goodput, time-averaged `num_requests_running` / `num_requests_waiting`, and
+//! Little's Law as measured.
+//!
+//! The crate reads no clock and no OS entropy and starts no threads: the same config and seed give
+//! a bit-identical [`Summary`].
+//!
+//! ```
+//! use kneelab_sim::{simulate, Config, LoadConfig, WorkloadConfig, WorkloadPreset};
+//!
+//! let config = Config {
+//!     workload: WorkloadConfig::preset(WorkloadPreset::Rag),
+//!     load: LoadConfig::open_offered(0.7),
+//!     run: kneelab_sim::RunConfig { requests: 1000, warmup_requests: Some(100) },
+//!     ..Config::default()
+//! };
+//! let summary = simulate(&config).unwrap();
+//! assert_eq!(summary.requests_completed, 900);
+//! assert!(summary.ttft_s.p99 >= summary.ttft_s.p50);
+//! assert!(summary.goodput_rps <= summary.throughput_rps);
+//! ```
+#![warn(missing_docs)]
+
+mod batch;
+pub mod capacity;
+pub mod config;
+pub mod cost;
+pub mod dist;
+mod error;
+pub mod event;
+pub mod recorder;
+pub mod scenario;
+pub mod simulation;
+pub mod sizing;
+pub mod stats;
+pub mod summary;
+pub mod sweep;
+
+pub use capacity::Capacity;
+pub use config::{
+    Config, CostConfig, CostModelKind, DistConfig, DistKind, EngineConfig, LoadConfig, LoadMode, RunConfig, SloConfig,
+    ThinkDist, WorkloadConfig, WorkloadPreset,
+};
+pub use error::ConfigError;
+pub use recorder::{QueuePoint, Trace};
+pub use scenario::{Load, Scenario, Slo};
+pub use simulation::{Options, Simulation};
+pub use sizing::{Sizing, size};
+pub use stats::Stat;
+pub use summary::{Goodput, LittlesLaw, Outcome, Summary};
+pub use sweep::{Knee, Saturation, Sweep, SweepOptions, SweepPoint, sweep};
+
+/// Validates `config`, measures the replica's capacity, runs it and summarises.
+pub fn simulate(config: &Config) -> Result<Summary, ConfigError> {
+    let scenario = Scenario::new(config)?;
+    run_scenario(scenario)
+}
+
+/// Like [`simulate`] but reusing a capacity measured before for the same engine and workload.
+pub fn simulate_with_capacity(config: &Config, capacity: Capacity) -> Result<Summary, ConfigError> {
+    run_scenario(Scenario::with_capacity(config, capacity)?)
+}
+
+fn run_scenario(mut scenario: Scenario) -> Result<Summary, ConfigError> {
+    if scenario.capacity.is_none() {
+        scenario.capacity = Some(capacity::measure(&scenario));
+    }
+    Ok(Simulation::new(&scenario, Options::default()).run()?.summary)
+}

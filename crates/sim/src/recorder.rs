@@ -1,0 +1,136 @@
+//! What a run records: per-request timings of measured requests, a fine histogram of every
+//! inter-token gap, time-averaged gauges over the measured window, counters, and (optionally) a
+//! time series of the queue and token-level traces of a few requests.
+
+use serde::{Deserialize, Serialize};
+
+use crate::stats::LogHistogram;
+
+/// Token-level timeline of one request, for the "two clocks" chart.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    /// Arrival index.
+    pub id: u64,
+    /// Prompt tokens.
+    pub prompt_tokens: u32,
+    /// Output tokens.
+    pub output_tokens: u32,
+    /// Arrival time.
+    pub arrival_s: f64,
+    /// First admitted into a step.
+    pub scheduled_s: f64,
+    /// First token out.
+    pub first_token_s: f64,
+    /// Every output token's time, the first included.
+    pub token_times_s: Vec<f64>,
+    /// Last token out.
+    pub finish_s: f64,
+}
+
+/// One point of the queue's time series: the state from `t_s` until the next point.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct QueuePoint {
+    /// Time of the change.
+    pub t_s: f64,
+    /// `num_requests_running` from then on.
+    pub running: u32,
+    /// `num_requests_waiting` from then on.
+    pub waiting: u32,
+}
+
+/// The most queue change points kept; past it the series stops growing (the run does not).
+pub const MAX_SERIES_POINTS: usize = 500_000;
+
+/// Collects everything a [`crate::Summary`] is computed from.
+#[derive(Clone, Debug, Default)]
+pub struct Recorder {
+    /// TTFT of each measured request.
+    pub ttft_s: Vec<f64>,
+    /// TPOT of each measured request with more than one output token.
+    pub tpot_s: Vec<f64>,
+    /// E2E latency of each measured request.
+    pub e2e_s: Vec<f64>,
+    /// Queue time of each measured request.
+    pub queue_s: Vec<f64>,
+    /// (TTFT, TPOT or 0 for one-token answers) per measured request, for re-judging SLOs.
+    pub slo_pairs: Vec<(f64, f64)>,
+    /// Every inter-token gap of measured requests.
+    pub itl_s: LogHistogram,
+    /// Prompt tokens of measured requests.
+    pub prompt_tokens: u64,
+    /// Output tokens of measured requests.
+    pub generation_tokens: u64,
+    /// Preemptions inside the measured window.
+    pub num_preemptions: u64,
+    /// Arrival of the first measured request.
+    pub window_start_s: Option<f64>,
+    /// Completion of the last measured request (or where a truncated run stopped).
+    pub window_end_s: f64,
+    gauge_t: f64,
+    running: u32,
+    waiting: u32,
+    kv_used: u64,
+    /// Time integral of `num_requests_running` over the window.
+    pub area_running: f64,
+    /// Time integral of `num_requests_waiting` over the window.
+    pub area_waiting: f64,
+    /// Time integral of KV blocks in use over the window.
+    pub area_kv_blocks: f64,
+    /// Queue change points, when asked for.
+    pub series: Option<Vec<QueuePoint>>,
+    /// Traces of the first few measured requests, when asked for.
+    pub traces: Vec<Trace>,
+}
+
+impl Recorder {
+    /// A recorder; `series` keeps the queue's change points.
+    pub fn new(series: bool) -> Self {
+        Recorder { series: series.then(Vec::new), ..Default::default() }
+    }
+
+    /// The running/waiting/KV state changed at `t` (times never go backwards).
+    pub fn gauges(&mut self, t: f64, running: u32, waiting: u32, kv_used: u64) {
+        if self.window_start_s.is_some() {
+            let dt = t - self.gauge_t;
+            self.area_running += dt * self.running as f64;
+            self.area_waiting += dt * self.waiting as f64;
+            self.area_kv_blocks += dt * self.kv_used as f64;
+        }
+        self.gauge_t = t;
+        if let Some(series) = &mut self.series
+            && (running != self.running || waiting != self.waiting || series.is_empty())
+            && series.len() < MAX_SERIES_POINTS
+        {
+            series.push(QueuePoint { t_s: t, running, waiting });
+        }
+        self.running = running;
+        self.waiting = waiting;
+        self.kv_used = kv_used;
+    }
+
+    /// The first measured request arrived at `t`: start the window.
+    pub fn start_window(&mut self, t: f64) {
+        self.gauge_t = t;
+        self.window_start_s = Some(t);
+    }
+
+    /// A measured request finished; `tpot_s` is `None` for one-token answers.
+    pub fn complete(&mut self, ttft_s: f64, tpot_s: Option<f64>, e2e_s: f64, queue_s: f64, prompt: u32, output: u32) {
+        self.ttft_s.push(ttft_s);
+        if let Some(tpot) = tpot_s {
+            self.tpot_s.push(tpot);
+        }
+        self.e2e_s.push(e2e_s);
+        self.queue_s.push(queue_s);
+        self.slo_pairs.push((ttft_s, tpot_s.unwrap_or(0.0)));
+        self.prompt_tokens += prompt as u64;
+        self.generation_tokens += output as u64;
+    }
+
+    /// Closes the window at `t`.
+    pub fn end_window(&mut self, t: f64) {
+        let (r, w, k) = (self.running, self.waiting, self.kv_used);
+        self.gauges(t, r, w, k);
+        self.window_end_s = t;
+    }
+}

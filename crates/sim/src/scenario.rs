@@ -1,0 +1,373 @@
+//! Validation and resolution: a [`Config`] becomes a [`Scenario`] the engine can run, or a
+//! [`ConfigError`] naming the field.
+
+use crate::capacity::{self, Capacity};
+use crate::config::{Config, DistConfig, LoadMode, ThinkDist, WorkloadPreset};
+use crate::cost::CostModel;
+use crate::dist::TokenDist;
+use crate::error::ConfigError;
+
+/// Bounded work: the most requests one run may simulate.
+pub const MAX_REQUESTS: u32 = 2_000_000;
+/// Bounded work: the most closed-loop users.
+pub const MAX_USERS: u32 = 100_000;
+/// The largest `max_num_seqs`.
+pub const MAX_NUM_SEQS: u32 = 16_384;
+/// The largest step token budget.
+pub const MAX_BATCHED_TOKENS: u32 = 1 << 20;
+/// The largest KV cache, in tokens.
+pub const MAX_KV_TOKENS: u64 = 1_000_000_000;
+/// The highest offered load, as a fraction of capacity.
+pub const MAX_OFFERED_LOAD: f64 = 10.0;
+/// The highest explicit arrival rate.
+pub const MAX_RATE_RPS: f64 = 1e6;
+
+/// The engine's knobs, validated.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Engine {
+    /// Concurrency cap.
+    pub max_num_seqs: u32,
+    /// Token budget per step.
+    pub max_num_batched_tokens: u32,
+    /// Chunked prefill on or off.
+    pub chunked_prefill: bool,
+    /// KV cache size in blocks.
+    pub kv_blocks: u64,
+    /// Tokens per block.
+    pub block_size_tokens: u32,
+}
+
+/// A concrete load.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Load {
+    /// Arrivals at `rate_rps` with gamma(`burstiness`) gaps (1 = Poisson).
+    Open {
+        /// Mean arrival rate.
+        rate_rps: f64,
+        /// Gamma shape of the gaps.
+        burstiness: f64,
+    },
+    /// `users` users thinking `think_s` on average between answer and next request.
+    Closed {
+        /// Population.
+        users: u32,
+        /// Mean think time.
+        think_s: f64,
+        /// Think time distribution.
+        think: ThinkDist,
+    },
+}
+
+/// How the config asked for load, before capacity is known.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum LoadSpec {
+    Rate { rate_rps: f64, burstiness: f64 },
+    Offered { offered_load: f64, burstiness: f64 },
+    Users { users: u32, think_s: f64, think: ThinkDist },
+    ClosedOffered { offered_load: f64, think_s: f64, think: ThinkDist },
+}
+
+/// SLOs in seconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Slo {
+    /// TTFT objective.
+    pub ttft_s: f64,
+    /// TPOT objective.
+    pub tpot_s: f64,
+}
+
+/// A validated, fully resolved run: what [`crate::Simulation`] executes.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// Seed of every random stream.
+    pub seed: u64,
+    /// Engine knobs.
+    pub engine: Engine,
+    /// Step-time model.
+    pub cost: CostModel,
+    /// Prompt lengths.
+    pub prompt: TokenDist,
+    /// Output lengths.
+    pub output: TokenDist,
+    /// The load.
+    pub load: Load,
+    /// SLOs.
+    pub slo: Slo,
+    /// Requests simulated, warm-up included.
+    pub requests: u64,
+    /// Requests (by arrival) left out of statistics.
+    pub warmup: u64,
+    /// The replica's capacity, when it was measured for this scenario.
+    pub capacity: Option<Capacity>,
+    /// The offered load, when the config gave one.
+    pub offered_load: Option<f64>,
+}
+
+impl Config {
+    /// Checks every field and cross-field rule without running anything.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        resolve(self).map(|_| ())
+    }
+}
+
+impl Scenario {
+    /// Validates `config` and resolves it, measuring the replica's capacity when the load is
+    /// given as a fraction of it.
+    pub fn new(config: &Config) -> Result<Scenario, ConfigError> {
+        let (base, spec) = resolve(config)?;
+        let needs_capacity = matches!(spec, LoadSpec::Offered { .. } | LoadSpec::ClosedOffered { .. });
+        let capacity = needs_capacity.then(|| capacity::measure(&base));
+        Ok(finish(base, spec, capacity))
+    }
+
+    /// Like [`Scenario::new`] but reuses a capacity measured before for the same engine,
+    /// cost model and workload (the load, SLOs and run length may differ).
+    pub fn with_capacity(config: &Config, capacity: Capacity) -> Result<Scenario, ConfigError> {
+        let (base, spec) = resolve(config)?;
+        Ok(finish(base, spec, Some(capacity)))
+    }
+
+    /// The same scenario with a different load, keeping everything else (and the seed).
+    pub fn with_load(&self, load: Load) -> Scenario {
+        Scenario { load, offered_load: None, ..self.clone() }
+    }
+
+    /// The offered arrival rate of an open loop.
+    pub fn rate_rps(&self) -> Option<f64> {
+        match self.load {
+            Load::Open { rate_rps, .. } => Some(rate_rps),
+            Load::Closed { .. } => None,
+        }
+    }
+}
+
+fn finish(mut base: Scenario, spec: LoadSpec, capacity: Option<Capacity>) -> Scenario {
+    base.capacity = capacity;
+    base.load = match spec {
+        LoadSpec::Rate { rate_rps, burstiness } => Load::Open { rate_rps, burstiness },
+        LoadSpec::Offered { offered_load, burstiness } => {
+            base.offered_load = Some(offered_load);
+            let cap = capacity.expect("capacity measured for an offered load").rps;
+            Load::Open { rate_rps: offered_load * cap, burstiness }
+        }
+        LoadSpec::Users { users, think_s, think } => Load::Closed { users, think_s, think },
+        LoadSpec::ClosedOffered { offered_load, think_s, think } => {
+            base.offered_load = Some(offered_load);
+            let cap = capacity.expect("capacity measured for an offered load");
+            Load::Closed { users: capacity::closed_users(offered_load, think_s, &cap), think_s, think }
+        }
+    };
+    base
+}
+
+/// The prompt and output distributions of a named workload.
+pub fn workload_preset(preset: WorkloadPreset) -> (DistConfig, DistConfig) {
+    match preset {
+        // Conversational: prompts and answers of a few hundred tokens, long-tailed.
+        WorkloadPreset::Chat => {
+            (DistConfig::lognormal(256.0, 0.8, Some(4096)), DistConfig::lognormal(256.0, 0.8, Some(2048)))
+        }
+        // Retrieval-augmented: long prompts of retrieved context, short answers; means 3000:100,
+        // inside the 19:1 to 47:1 prompt:output ratios reported for RAG traffic. The caps keep
+        // the longest request (7680 + 512) within an 8192-token unchunked budget.
+        WorkloadPreset::Rag => {
+            (DistConfig::lognormal(3000.0, 0.5, Some(7680)), DistConfig::lognormal(100.0, 0.5, Some(512)))
+        }
+    }
+}
+
+fn resolve(c: &Config) -> Result<(Scenario, LoadSpec), ConfigError> {
+    let e = &c.engine;
+    range_u64("engine.max_num_seqs", e.max_num_seqs as u64, 1, MAX_NUM_SEQS as u64)?;
+    range_u64("engine.max_num_batched_tokens", e.max_num_batched_tokens as u64, 1, MAX_BATCHED_TOKENS as u64)?;
+    range_u64("engine.block_size_tokens", e.block_size_tokens as u64, 1, 1024)?;
+    range_u64("engine.kv_cache_tokens", e.kv_cache_tokens, e.block_size_tokens as u64, MAX_KV_TOKENS)?;
+    if e.max_num_batched_tokens < e.max_num_seqs {
+        return Err(ConfigError::new(
+            "engine.max_num_batched_tokens",
+            format!(
+                "must be at least engine.max_num_seqs ({}) so every running sequence can decode each step, got {}",
+                e.max_num_seqs, e.max_num_batched_tokens
+            ),
+        ));
+    }
+    let engine = Engine {
+        max_num_seqs: e.max_num_seqs,
+        max_num_batched_tokens: e.max_num_batched_tokens,
+        chunked_prefill: e.chunked_prefill,
+        kv_blocks: e.kv_cache_tokens / e.block_size_tokens as u64,
+        block_size_tokens: e.block_size_tokens,
+    };
+    let cost = CostModel::from_config(&c.cost)?;
+
+    let w = &c.workload;
+    let preset = w.preset.map(workload_preset);
+    let prompt_cfg = w.prompt_tokens.clone().or_else(|| preset.clone().map(|p| p.0)).ok_or_else(|| {
+        ConfigError::new("workload.prompt_tokens", "is required unless workload.preset is set (\"chat\" or \"rag\")")
+    })?;
+    let output_cfg = w.output_tokens.clone().or_else(|| preset.map(|p| p.1)).ok_or_else(|| {
+        ConfigError::new("workload.output_tokens", "is required unless workload.preset is set (\"chat\" or \"rag\")")
+    })?;
+    let prompt = TokenDist::from_config(&prompt_cfg, "workload.prompt_tokens")?;
+    let output = TokenDist::from_config(&output_cfg, "workload.output_tokens")?;
+
+    if !engine.chunked_prefill {
+        // vLLM requires max_num_batched_tokens >= max_model_len without chunked prefill: a prompt,
+        // or a preempted request's recompute of prompt + output, must run in one step.
+        let (p, o) = (prompt.bound(), output.bound());
+        let Some(p) = p else {
+            return Err(ConfigError::new(
+                "workload.prompt_tokens.max",
+                "is required with chunked prefill off: the longest prompt must fit one step's token budget",
+            ));
+        };
+        let Some(o) = o else {
+            return Err(ConfigError::new(
+                "workload.output_tokens.max",
+                "is required with chunked prefill off: a preempted request recomputes prompt + output in one step",
+            ));
+        };
+        if p as u64 + o as u64 > e.max_num_batched_tokens as u64 {
+            return Err(ConfigError::new(
+                "engine.max_num_batched_tokens",
+                format!(
+                    "must hold the longest request ({p} prompt + {o} output = {} tokens) when chunked prefill is off, \
+                     as vLLM requires max_num_batched_tokens >= max_model_len; got {}",
+                    p as u64 + o as u64,
+                    e.max_num_batched_tokens
+                ),
+            ));
+        }
+    }
+    if let (Some(p), Some(o)) = (prompt.bound(), output.bound()) {
+        let need = p as u64 + o as u64 - 1;
+        let need_blocks = need.div_ceil(engine.block_size_tokens as u64);
+        if need_blocks > engine.kv_blocks {
+            return Err(ConfigError::new(
+                "engine.kv_cache_tokens",
+                format!(
+                    "is too small for the longest request ({need} tokens of KV cache, {need_blocks} blocks of {}); got {}",
+                    engine.block_size_tokens, e.kv_cache_tokens
+                ),
+            ));
+        }
+    }
+
+    let l = &c.load;
+    let not_for = |name: &str, set: bool, mode: &str| {
+        if set {
+            Err(ConfigError::new(format!("load.{name}"), format!("does not apply to mode \"{mode}\"")))
+        } else {
+            Ok(())
+        }
+    };
+    let spec = match l.mode {
+        LoadMode::Open => {
+            not_for("users", l.users.is_some(), "open")?;
+            not_for("think_time_s", l.think_time_s.is_some(), "open")?;
+            not_for("think_dist", l.think_dist.is_some(), "open")?;
+            let burstiness = l.burstiness.unwrap_or(1.0);
+            range_f64("load.burstiness", burstiness, 0.01, 100.0, "(1 = Poisson, lower = burstier)")?;
+            match (l.rate_rps, l.offered_load) {
+                (Some(_), Some(_)) => {
+                    return Err(ConfigError::new(
+                        "load.offered_load",
+                        "give either rate_rps or offered_load, not both",
+                    ));
+                }
+                (None, None) => {
+                    return Err(ConfigError::new(
+                        "load.rate_rps",
+                        "an open load needs rate_rps (requests/s) or offered_load (fraction of capacity)",
+                    ));
+                }
+                (Some(rate_rps), None) => {
+                    positive("load.rate_rps", rate_rps, MAX_RATE_RPS)?;
+                    LoadSpec::Rate { rate_rps, burstiness }
+                }
+                (None, Some(offered_load)) => {
+                    positive("load.offered_load", offered_load, MAX_OFFERED_LOAD)?;
+                    LoadSpec::Offered { offered_load, burstiness }
+                }
+            }
+        }
+        LoadMode::Closed => {
+            not_for("rate_rps", l.rate_rps.is_some(), "closed")?;
+            not_for("burstiness", l.burstiness.is_some(), "closed")?;
+            let think_s = l.think_time_s.ok_or_else(|| {
+                ConfigError::new("load.think_time_s", "is required for mode \"closed\" (0 for no think time)")
+            })?;
+            range_f64("load.think_time_s", think_s, 0.0, 1e5, "seconds")?;
+            let think = l.think_dist.unwrap_or(ThinkDist::Exponential);
+            match (l.users, l.offered_load) {
+                (Some(_), Some(_)) => {
+                    return Err(ConfigError::new("load.offered_load", "give either users or offered_load, not both"));
+                }
+                (None, None) => {
+                    return Err(ConfigError::new(
+                        "load.users",
+                        "a closed load needs users, or offered_load to derive users from capacity",
+                    ));
+                }
+                (Some(users), None) => {
+                    range_u64("load.users", users as u64, 1, MAX_USERS as u64)?;
+                    LoadSpec::Users { users, think_s, think }
+                }
+                (None, Some(offered_load)) => {
+                    positive("load.offered_load", offered_load, MAX_OFFERED_LOAD)?;
+                    LoadSpec::ClosedOffered { offered_load, think_s, think }
+                }
+            }
+        }
+    };
+
+    positive("slo.ttft_ms", c.slo.ttft_ms, 1e9)?;
+    positive("slo.tpot_ms", c.slo.tpot_ms, 1e9)?;
+    range_u64("run.requests", c.run.requests as u64, 1, MAX_REQUESTS as u64)?;
+    let warmup = c.run.warmup();
+    if warmup >= c.run.requests {
+        return Err(ConfigError::new(
+            "run.warmup_requests",
+            format!("must be below run.requests ({}) so some requests are measured, got {warmup}", c.run.requests),
+        ));
+    }
+    let scenario = Scenario {
+        seed: c.seed,
+        engine,
+        cost,
+        prompt,
+        output,
+        // Placeholder until `finish` turns the spec into a concrete load.
+        load: Load::Open { rate_rps: 1.0, burstiness: 1.0 },
+        slo: Slo { ttft_s: c.slo.ttft_ms / 1e3, tpot_s: c.slo.tpot_ms / 1e3 },
+        requests: c.run.requests as u64,
+        warmup: warmup as u64,
+        capacity: None,
+        offered_load: None,
+    };
+    Ok((scenario, spec))
+}
+
+fn range_u64(path: &str, v: u64, min: u64, max: u64) -> Result<(), ConfigError> {
+    if (min..=max).contains(&v) {
+        Ok(())
+    } else {
+        Err(ConfigError::new(path, format!("must be from {min} to {max}, got {v}")))
+    }
+}
+
+fn range_f64(path: &str, v: f64, min: f64, max: f64, unit: &str) -> Result<(), ConfigError> {
+    if v.is_finite() && v >= min && v <= max {
+        Ok(())
+    } else {
+        Err(ConfigError::new(path, format!("must be from {min} to {max} {unit}, got {v}")))
+    }
+}
+
+fn positive(path: &str, v: f64, max: f64) -> Result<(), ConfigError> {
+    if v.is_finite() && v > 0.0 && v <= max {
+        Ok(())
+    } else {
+        Err(ConfigError::new(path, format!("must be above 0 and at most {max}, got {v}")))
+    }
+}

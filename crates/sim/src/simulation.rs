@@ -1,0 +1,534 @@
+//! The event loop: arrivals join the queue, the engine runs steps back to back while there is
+//! work, and finished requests are recorded.
+//!
+//! Speed comes from one observation: between the events that change a batch (an admission, a
+//! completion, a prefill chunk, a KV block that might not fit, an arrival that could be
+//! admitted), consecutive decode steps have the same composition and only their context grows,
+//! by one token per sequence per step. Their times form an arithmetic series, so `k` of them are
+//! advanced in one exact jump, and their inter-token gaps go into the histogram as a ramp.
+
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+use rand_distr::{Distribution, Exp1, Gamma};
+
+use crate::batch::{Batch, Request, StepPlan};
+use crate::config::ThinkDist;
+use crate::error::ConfigError;
+use crate::event::{Arrival, EventQueue, OPEN_LOOP};
+use crate::recorder::{Recorder, Trace};
+use crate::scenario::{Load, Scenario};
+use crate::summary::Outcome;
+
+/// What to record beyond the summary, and how much work a run may do.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Options {
+    /// Keep the queue's time series (`num_requests_running`, `num_requests_waiting`).
+    pub series: bool,
+    /// Trace the tokens of this many measured requests (the first ones by arrival).
+    pub trace_requests: u32,
+    /// Work budget in request-steps; a run that needs more stops with `truncated: true`.
+    pub max_work: u64,
+    /// The most requests in the system at once; past it the run stops with `truncated: true`.
+    pub max_in_system: usize,
+}
+
+/// Default work budget: a few seconds of simulation on a slow machine.
+pub const MAX_WORK: u64 = 400_000_000;
+/// Default cap on requests in the system at once.
+pub const MAX_IN_SYSTEM: usize = 1_000_000;
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { series: false, trace_requests: 0, max_work: MAX_WORK, max_in_system: MAX_IN_SYSTEM }
+    }
+}
+
+/// Independent seeded streams, so request `i` has the same size at every load and in both load
+/// modes (common random numbers), whatever the gaps and think times do.
+#[derive(Clone, Debug)]
+struct Streams {
+    sizes: SmallRng,
+    gaps: SmallRng,
+    think: SmallRng,
+}
+
+impl Streams {
+    fn new(seed: u64) -> Self {
+        let stream = |k: u64| SmallRng::seed_from_u64(splitmix64(seed ^ splitmix64(k)));
+        Streams { sizes: stream(1), gaps: stream(2), think: stream(3) }
+    }
+}
+
+fn splitmix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum State {
+    Running,
+    Done,
+    Truncated,
+    Failed(ConfigError),
+}
+
+/// One replica under one load, advanced step by step.
+///
+/// ```
+/// use kneelab_sim::{Config, LoadConfig, Scenario, Simulation};
+/// let config = Config { load: LoadConfig::open_rate(2.0), ..Config::default() };
+/// let mut sim = Simulation::new(&Scenario::new(&config).unwrap(), Default::default());
+/// while sim.step() {}
+/// assert!(sim.now_s() > 0.0);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Simulation {
+    scenario: Scenario,
+    options: Options,
+    now_s: f64,
+    events: EventQueue,
+    streams: Streams,
+    gamma_gaps: Option<Gamma<f64>>,
+    batch: Batch,
+    plan: StepPlan,
+    recorder: Recorder,
+    arrived: u64,
+    completed: u64,
+    measured_done: u64,
+    work: u64,
+    steps: u64,
+    state: State,
+}
+
+impl Simulation {
+    /// A simulation at time 0 with the first arrivals scheduled.
+    pub fn new(scenario: &Scenario, options: Options) -> Self {
+        let mut streams = Streams::new(scenario.seed);
+        let mut events = EventQueue::default();
+        let gamma_gaps = match scenario.load {
+            // Gamma gaps with shape k and mean 1, scaled by 1 / rate when drawn.
+            Load::Open { burstiness, .. } if burstiness != 1.0 => {
+                Some(Gamma::new(burstiness, 1.0 / burstiness).expect("burstiness validated positive"))
+            }
+            _ => None,
+        };
+        match scenario.load {
+            Load::Open { rate_rps, .. } => {
+                let gap = draw_gap(&mut streams.gaps, gamma_gaps.as_ref(), rate_rps);
+                events.push(Arrival { time_s: gap, user: OPEN_LOOP });
+            }
+            Load::Closed { users, think_s, think } => {
+                for user in 0..users {
+                    // Start each user partway through a think, as if the loop had been running.
+                    let first = match think {
+                        ThinkDist::Exponential => think_s * streams.think.sample::<f64, _>(Exp1),
+                        ThinkDist::Fixed => think_s * streams.think.random::<f64>(),
+                    };
+                    events.push(Arrival { time_s: first, user });
+                }
+            }
+        }
+        let mut recorder = Recorder::new(options.series);
+        recorder.traces.reserve(options.trace_requests as usize);
+        Simulation {
+            batch: Batch::new(scenario.engine),
+            scenario: scenario.clone(),
+            options,
+            now_s: 0.0,
+            events,
+            streams,
+            gamma_gaps,
+            plan: StepPlan::default(),
+            recorder,
+            arrived: 0,
+            completed: 0,
+            measured_done: 0,
+            work: 0,
+            steps: 0,
+            state: State::Running,
+        }
+    }
+
+    /// Simulated time now.
+    pub fn now_s(&self) -> f64 {
+        self.now_s
+    }
+
+    /// Requests that have arrived so far (warm-up and extra requests included).
+    pub fn arrived(&self) -> u64 {
+        self.arrived
+    }
+
+    /// Requests that have finished so far (all of them, measured or not).
+    pub fn completed(&self) -> u64 {
+        self.completed
+    }
+
+    /// Requests running and waiting now.
+    pub fn in_flight(&self) -> u64 {
+        self.batch.in_system() as u64
+    }
+
+    /// `num_requests_running` now.
+    pub fn num_requests_running(&self) -> usize {
+        self.batch.running.len()
+    }
+
+    /// `num_requests_waiting` now.
+    pub fn num_requests_waiting(&self) -> usize {
+        self.batch.waiting.len()
+    }
+
+    /// Engine steps so far (a jump over `k` identical decode steps counts `k`).
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// Whether the run has stopped (finished, truncated or failed).
+    pub fn is_finished(&self) -> bool {
+        self.state != State::Running
+    }
+
+    /// Runs one engine step (or one jump over identical decode steps), with the arrivals due
+    /// before it ends. Returns whether there is more to do.
+    pub fn step(&mut self) -> bool {
+        if self.state != State::Running {
+            return false;
+        }
+        self.admit_arrivals(self.now_s);
+        if self.batch.in_system() == 0 {
+            // Idle: the next arrival starts a step at once.
+            let Some(t) = self.events.peek_time() else {
+                self.state = State::Done;
+                return false;
+            };
+            self.now_s = t;
+            self.admit_arrivals(t);
+            if self.state != State::Running {
+                return false;
+            }
+        }
+
+        let start = self.now_s;
+        self.batch.form_step(start, &mut self.plan);
+        if self.recorder.window_start_s.is_some() {
+            self.recorder.num_preemptions += self.plan.preempted as u64;
+        }
+        self.record_gauges(start);
+        if self.plan.scheduled.is_empty() {
+            // Validation makes every request fit an empty engine, so this cannot happen; stop
+            // rather than spin if it ever does.
+            self.state = State::Failed(ConfigError::new("", "the engine could not schedule any request"));
+            return false;
+        }
+        let (k, duration) = self.plan_jump(start);
+        let end = start + duration;
+        self.work += (self.plan.scheduled.len() as u64 + 1) * k.min(64);
+        self.steps += k;
+        // Arrivals during the step join the queue at their own times; none can join this step.
+        self.admit_arrivals(end);
+        self.finish_step(start, end, k);
+        self.now_s = end;
+        if self.state == State::Running
+            && (self.work > self.options.max_work || self.batch.in_system() > self.options.max_in_system)
+        {
+            self.state = State::Truncated;
+        }
+        self.state == State::Running
+    }
+
+    /// Steps until simulated time reaches `t_s` or the run stops.
+    pub fn run_until(&mut self, t_s: f64) {
+        while self.now_s < t_s && self.step() {}
+    }
+
+    /// Runs to the end and returns what was recorded.
+    pub fn run(mut self) -> Result<Outcome, ConfigError> {
+        while self.step() {}
+        self.finish()
+    }
+
+    /// Stops here and returns what was recorded (a run stopped early is marked truncated).
+    pub fn finish(mut self) -> Result<Outcome, ConfigError> {
+        if let State::Failed(e) = self.state {
+            return Err(e);
+        }
+        let truncated = self.state != State::Done;
+        if truncated || self.recorder.window_start_s.is_none() {
+            if self.recorder.window_start_s.is_none() {
+                self.recorder.start_window(self.now_s);
+            }
+            self.recorder.end_window(self.now_s);
+        }
+        Ok(Outcome::new(self.scenario, self.recorder, truncated || self.state != State::Done, self.arrived))
+    }
+
+    fn record_gauges(&mut self, t: f64) {
+        let (running, waiting) = (self.batch.running.len() as u32, self.batch.waiting.len() as u32);
+        self.recorder.gauges(t, running, waiting, self.batch.kv_used);
+    }
+
+    /// Moves every arrival due at or before `t` into the waiting queue.
+    fn admit_arrivals(&mut self, t: f64) {
+        while self.state == State::Running
+            && let Some(arrival) = self.events.pop_due(t)
+        {
+            self.arrive(arrival);
+        }
+    }
+
+    fn arrive(&mut self, arrival: Arrival) {
+        let sc = &self.scenario;
+        let id = self.arrived;
+        self.arrived += 1;
+        let prompt = sc.prompt.sample(&mut self.streams.sizes);
+        let output = sc.output.sample(&mut self.streams.sizes);
+        let kv_tokens = prompt as u64 + output as u64 - 1;
+        if kv_tokens.div_ceil(sc.engine.block_size_tokens as u64) > sc.engine.kv_blocks {
+            self.state = State::Failed(ConfigError::new(
+                "engine.kv_cache_tokens",
+                format!(
+                    "request {id} ({prompt} prompt + {output} output tokens) can never fit a KV cache of {} tokens; \
+                     raise it or cap workload.prompt_tokens / workload.output_tokens with \"max\"",
+                    sc.engine.kv_blocks * sc.engine.block_size_tokens as u64
+                ),
+            ));
+            return;
+        }
+        let measured = id >= sc.warmup && id < sc.requests;
+        if id == sc.warmup {
+            self.recorder.start_window(arrival.time_s);
+        }
+        let traced = measured && id < sc.warmup + self.options.trace_requests as u64;
+        if traced {
+            self.recorder.traces.push(Trace {
+                id,
+                prompt_tokens: prompt,
+                output_tokens: output,
+                arrival_s: arrival.time_s,
+                ..Trace::default()
+            });
+        }
+        self.batch.enqueue(Request {
+            id,
+            user: arrival.user,
+            arrival_s: arrival.time_s,
+            prompt,
+            output,
+            computed: 0,
+            emitted: 0,
+            blocks: 0,
+            first_scheduled_s: f64::NAN,
+            first_token_s: f64::NAN,
+            last_token_s: f64::NAN,
+            measured,
+            traced,
+        });
+        self.record_gauges(arrival.time_s);
+        if let Load::Open { rate_rps, .. } = self.scenario.load {
+            let gap = draw_gap(&mut self.streams.gaps, self.gamma_gaps.as_ref(), rate_rps);
+            self.events.push(Arrival { time_s: arrival.time_s + gap, user: OPEN_LOOP });
+        }
+    }
+
+    /// How many identical steps the formed step stands for, and their total time.
+    fn plan_jump(&self, start: f64) -> (u64, f64) {
+        let d0 = self.scenario.cost.step_s(self.plan.tokens, self.plan.context);
+        if !self.plan.pure_decode {
+            return (1, d0);
+        }
+        let n = self.plan.scheduled.len() as u64;
+        let slots = &self.batch.slots;
+        // Until the first request emits its last token...
+        let mut k = self.plan.scheduled.iter().map(|s| slots[s.slot as usize].remaining_output()).min().unwrap_or(1);
+        // ...while the KV cache surely holds every block the later steps open (each sequence
+        // opens at most ceil((k - 1) / block) blocks in k - 1 more steps)...
+        let block = self.scenario.engine.block_size_tokens as u64;
+        k = k.min(1 + block * (self.batch.kv_free() / n));
+        // ...and until the next arrival, if one could be admitted when it comes.
+        let seats_free = self.batch.running.len() < self.scenario.engine.max_num_seqs as usize;
+        if seats_free
+            && self.batch.waiting.is_empty()
+            && let Some(t_arrival) = self.events.peek_time()
+        {
+            k = k.min(steps_until(start, t_arrival, d0, self.growth_s(n)));
+        }
+        let k = k.max(1);
+        (k, jump_s(k, d0, self.growth_s(n)))
+    }
+
+    /// How much each step of a decode run is longer than the previous: every sequence's context
+    /// grows by one token per step.
+    fn growth_s(&self, n: u64) -> f64 {
+        self.scenario.cost.per_context_s() * n as f64
+    }
+
+    fn finish_step(&mut self, start: f64, end: f64, k: u64) {
+        let mut finished = false;
+        if k > 1 {
+            // Every sequence in a decode run sees the same gaps: d0, d0 + g, ..., d0 + (k-1) g.
+            let d0 = self.scenario.cost.step_s(self.plan.tokens, self.plan.context);
+            let g = self.growth_s(self.plan.scheduled.len() as u64);
+            let measured =
+                self.plan.scheduled.iter().filter(|s| self.batch.slots[s.slot as usize].measured).count() as u64;
+            self.recorder.itl_s.add_ramp(d0, g, k, measured);
+            for i in 0..self.plan.scheduled.len() {
+                let slot = self.plan.scheduled[i].slot;
+                let r = &mut self.batch.slots[slot as usize];
+                r.computed += k as u32;
+                r.emitted += k as u32;
+                r.last_token_s = end;
+                let blocks = r.computed.div_ceil(self.scenario.engine.block_size_tokens);
+                self.batch.kv_used += (blocks - r.blocks) as u64;
+                r.blocks = blocks;
+                if r.traced {
+                    let trace = &mut self.recorder.traces[(r.id - self.scenario.warmup) as usize];
+                    trace.token_times_s.extend((1..=k).map(|j| start + jump_s(j, d0, g)));
+                }
+                finished |= r.emitted == r.output;
+            }
+        } else {
+            // Requests that emitted at the end of the previous step all see a gap of this step's
+            // length; count them and add them to the histogram at once.
+            let mut one_step_gaps = 0;
+            for i in 0..self.plan.scheduled.len() {
+                let s = self.plan.scheduled[i];
+                let r = &mut self.batch.slots[s.slot as usize];
+                r.computed += s.tokens;
+                if r.computed < r.target() {
+                    continue; // a prefill chunk: no token yet
+                }
+                if r.emitted == 0 {
+                    r.first_token_s = end;
+                } else if r.measured {
+                    if r.last_token_s == start {
+                        one_step_gaps += 1;
+                    } else {
+                        // After a preemption the gap includes the recompute: the stall shows here.
+                        self.recorder.itl_s.add(end - r.last_token_s, 1);
+                    }
+                }
+                r.emitted += 1;
+                r.last_token_s = end;
+                if r.traced {
+                    let trace = &mut self.recorder.traces[(r.id - self.scenario.warmup) as usize];
+                    trace.token_times_s.push(end);
+                }
+                finished |= r.emitted == r.output;
+            }
+            self.recorder.itl_s.add(end - start, one_step_gaps);
+        }
+        if finished {
+            self.complete_finished(end);
+        }
+        self.record_gauges(end);
+    }
+
+    fn complete_finished(&mut self, end: f64) {
+        let mut i = 0;
+        while i < self.batch.running.len() {
+            let slot = self.batch.running[i];
+            let r = &self.batch.slots[slot as usize];
+            if r.emitted < r.output {
+                i += 1;
+                continue;
+            }
+            self.batch.running.remove(i);
+            self.completed += 1;
+            let (user, measured, traced) = (r.user, r.measured, r.traced);
+            if measured {
+                let ttft = r.first_token_s - r.arrival_s;
+                let e2e = end - r.arrival_s;
+                let tpot = (r.output > 1).then(|| (e2e - ttft) / (r.output - 1) as f64);
+                let queue = r.first_scheduled_s - r.arrival_s;
+                self.recorder.complete(ttft, tpot, e2e, queue, r.prompt, r.output);
+                if traced {
+                    let trace = &mut self.recorder.traces[(r.id - self.scenario.warmup) as usize];
+                    trace.scheduled_s = r.first_scheduled_s;
+                    trace.first_token_s = r.first_token_s;
+                    trace.finish_s = end;
+                }
+            }
+            self.batch.release(slot);
+            if let Load::Closed { think_s, think, .. } = self.scenario.load {
+                let pause = match think {
+                    ThinkDist::Exponential => think_s * self.streams.think.sample::<f64, _>(Exp1),
+                    ThinkDist::Fixed => think_s,
+                };
+                self.events.push(Arrival { time_s: end + pause, user });
+            }
+            if measured {
+                self.measured_done += 1;
+                if self.measured_done == self.scenario.requests - self.scenario.warmup {
+                    self.state = State::Done;
+                    self.record_gauges(end);
+                    self.recorder.end_window(end);
+                }
+            }
+        }
+    }
+}
+
+impl Request {
+    /// Output tokens still to emit.
+    #[inline]
+    fn remaining_output(&self) -> u64 {
+        (self.output - self.emitted) as u64
+    }
+}
+
+fn draw_gap(rng: &mut SmallRng, gamma: Option<&Gamma<f64>>, rate_rps: f64) -> f64 {
+    let unit = match gamma {
+        Some(g) => g.sample(rng),
+        None => Exp1.sample(rng),
+    };
+    unit / rate_rps
+}
+
+/// Total time of `k` steps whose times are `d0, d0 + g, ..., d0 + (k - 1) g`.
+#[inline]
+fn jump_s(k: u64, d0: f64, g: f64) -> f64 {
+    let k = k as f64;
+    k * d0 + g * k * (k - 1.0) / 2.0
+}
+
+/// The fewest steps of a decode run (from `start`) whose end is at or after `t`.
+fn steps_until(start: f64, t: f64, d0: f64, g: f64) -> u64 {
+    let delta = t - start;
+    if start + d0 >= t {
+        return 1;
+    }
+    // Solve k d0 + g k (k - 1) / 2 = delta for k, then settle the rounding exactly.
+    let estimate = if g > 0.0 {
+        let b = d0 - g / 2.0;
+        (-b + (b * b + 2.0 * g * delta).sqrt()) / g
+    } else {
+        delta / d0
+    };
+    let mut k = (estimate.ceil().max(1.0) as u64).min(u32::MAX as u64);
+    while k > 1 && start + jump_s(k - 1, d0, g) >= t {
+        k -= 1;
+    }
+    while start + jump_s(k, d0, g) < t {
+        k += 1;
+    }
+    k
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_until_finds_the_first_step_ending_at_or_after_t() {
+        for (d0, g) in [(0.01, 0.0), (0.0125, 1e-6), (0.05, 3e-4)] {
+            for delta in [0.001, 0.01, 0.0125, 0.3, 2.7, 100.0] {
+                let k = steps_until(5.0, 5.0 + delta, d0, g);
+                assert!(5.0 + jump_s(k, d0, g) >= 5.0 + delta, "{d0} {g} {delta}");
+                assert!(k == 1 || 5.0 + jump_s(k - 1, d0, g) < 5.0 + delta, "{d0} {g} {delta}");
+            }
+        }
+    }
+}

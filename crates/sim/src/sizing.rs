@@ -1,0 +1,105 @@
+//! Little's Law sizing: in-flight = throughput x latency, so a replica's maximum QPS is its
+//! concurrency cap over its latency, and a fleet needs peak QPS / per-replica QPS replicas,
+//! with the per-replica QPS taken at the knee rather than at saturation.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ConfigError;
+
+/// A fleet sized by Little's Law.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sizing {
+    /// Concurrency cap per replica (`--max-num-seqs`).
+    pub max_num_seqs: f64,
+    /// Mean latency of one request (E2E) at that concurrency.
+    pub latency_s: f64,
+    /// The peak to serve.
+    pub peak_qps: f64,
+    /// Little's Law: `max_num_seqs / latency_s`.
+    pub per_replica_max_qps: f64,
+    /// `ceil(peak_qps / per_replica_max_qps)`.
+    pub replicas: u64,
+    /// Per-replica QPS at the knee, when known.
+    pub knee_qps: Option<f64>,
+    /// `ceil(peak_qps / knee_qps)`: what to provision.
+    pub replicas_at_knee: Option<u64>,
+    /// Per-replica QPS at saturation, when known.
+    pub saturation_qps: Option<f64>,
+    /// `ceil(peak_qps / saturation_qps)`: the naive count, too few to hold the SLOs.
+    pub replicas_at_saturation: Option<u64>,
+}
+
+/// Sizes a fleet; `knee_qps` and `saturation_qps` come from a sweep when available.
+pub fn size(
+    max_num_seqs: f64,
+    latency_s: f64,
+    peak_qps: f64,
+    knee_qps: Option<f64>,
+    saturation_qps: Option<f64>,
+) -> Result<Sizing, ConfigError> {
+    let check = |name: &str, v: f64, min: f64| {
+        if v.is_finite() && v >= min && v <= 1e12 {
+            Ok(())
+        } else {
+            Err(ConfigError::new(name, format!("must be a number of at least {min}, got {v}")))
+        }
+    };
+    check("max_num_seqs", max_num_seqs, 1.0)?;
+    check("latency_s", latency_s, 1e-9)?;
+    check("peak_qps", peak_qps, 1e-9)?;
+    if let Some(q) = knee_qps {
+        check("knee_qps", q, 1e-9)?;
+    }
+    if let Some(q) = saturation_qps {
+        check("saturation_qps", q, 1e-9)?;
+    }
+    let per_replica_max_qps = max_num_seqs / latency_s;
+    Ok(Sizing {
+        max_num_seqs,
+        latency_s,
+        peak_qps,
+        per_replica_max_qps,
+        replicas: replicas(peak_qps, per_replica_max_qps),
+        knee_qps,
+        replicas_at_knee: knee_qps.map(|q| replicas(peak_qps, q)),
+        saturation_qps,
+        replicas_at_saturation: saturation_qps.map(|q| replicas(peak_qps, q)),
+    })
+}
+
+/// `ceil(peak / per_replica)`, forgiving the last bit of floating-point noise (64 / 8 is 8).
+pub fn replicas(peak_qps: f64, per_replica_qps: f64) -> u64 {
+    let exact = peak_qps / per_replica_qps;
+    let rounded = exact.round();
+    if (exact - rounded).abs() <= 1e-9 * exact.max(1.0) { rounded as u64 } else { exact.ceil() as u64 }.max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lessons_example() {
+        let s = size(64.0, 8.0, 100.0, None, None).unwrap();
+        assert_eq!((s.per_replica_max_qps, s.replicas), (8.0, 13));
+    }
+
+    #[test]
+    fn knee_needs_more_replicas_than_saturation() {
+        let s = size(64.0, 8.0, 100.0, Some(6.0), Some(8.0)).unwrap();
+        assert_eq!((s.replicas_at_knee, s.replicas_at_saturation), (Some(17), Some(13)));
+    }
+
+    #[test]
+    fn exact_multiples_do_not_round_up() {
+        assert_eq!(replicas(64.0, 8.0), 8);
+        assert_eq!(replicas(0.3, 0.1), 3);
+    }
+
+    #[test]
+    fn bad_inputs_name_the_field() {
+        assert_eq!(size(0.0, 8.0, 1.0, None, None).unwrap_err().path, "max_num_seqs");
+        assert_eq!(size(8.0, f64::NAN, 1.0, None, None).unwrap_err().path, "latency_s");
+        assert_eq!(size(8.0, 1.0, -1.0, None, None).unwrap_err().path, "peak_qps");
+    }
+}

@@ -1,0 +1,191 @@
+//! A run's results: the [`Summary`] (design.md's contract, names as vLLM names them) and the
+//! [`Outcome`] that also keeps what the page draws and re-judges.
+
+use serde::{Deserialize, Serialize};
+
+use crate::recorder::{QueuePoint, Recorder, Trace};
+use crate::scenario::{Load, Scenario, Slo};
+use crate::stats::{LogHistogram, Stat, stat_of};
+
+/// Little's Law, measured rather than assumed: `l` should equal `lambda_rps x w_s` in steady state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LittlesLaw {
+    /// Time-average of running + waiting requests over the measured window.
+    pub l: f64,
+    /// Completion rate of measured requests.
+    pub lambda_rps: f64,
+    /// Mean E2E latency of measured requests.
+    pub w_s: f64,
+    /// `l / (lambda_rps x w_s) - 1`; far from 0 means the run never reached steady state.
+    pub rel_error: f64,
+}
+
+/// The summary of one run; times in seconds, rates per second.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// `open` or `closed`.
+    pub load_mode: String,
+    /// Measured requests that finished.
+    pub requests_completed: u64,
+    /// Every request that arrived, warm-up and extra load included.
+    pub requests_arrived: u64,
+    /// From the first measured arrival to the last measured completion.
+    pub duration_s: f64,
+    /// Completed measured requests per second.
+    pub throughput_rps: f64,
+    /// Output tokens of measured requests per second.
+    pub output_tokens_per_s: f64,
+    /// Measured requests meeting both SLOs per second (vLLM's benchmark definition).
+    pub goodput_rps: f64,
+    /// Fraction of measured requests meeting both SLOs.
+    pub slo_attainment: f64,
+    /// Time to first token.
+    pub ttft_s: Stat,
+    /// Time per output token, per request with more than one output token.
+    pub tpot_s: Stat,
+    /// Every gap between consecutive tokens of a request (`vllm:inter_token_latency_seconds`).
+    pub itl_s: Stat,
+    /// End-to-end latency.
+    pub e2e_s: Stat,
+    /// Time from arrival to first being scheduled.
+    pub queue_s: Stat,
+    /// Time-average of `vllm:num_requests_running`.
+    pub num_requests_running_mean: f64,
+    /// Time-average of `vllm:num_requests_waiting`.
+    pub num_requests_waiting_mean: f64,
+    /// Time-average of `vllm:kv_cache_usage_perc` (a fraction, 1 = full).
+    pub kv_cache_usage_mean: f64,
+    /// Preemptions in the measured window (`vllm:num_preemptions_total`).
+    pub num_preemptions: u64,
+    /// Prompt tokens of measured requests (`vllm:prompt_tokens_total`).
+    pub prompt_tokens: u64,
+    /// Output tokens of measured requests (`vllm:generation_tokens_total`).
+    pub generation_tokens: u64,
+    /// Little's Law as measured.
+    pub littles_law: LittlesLaw,
+    /// The replica's saturation throughput for this engine and workload, when measured.
+    pub capacity_rps: Option<f64>,
+    /// The offered load as a fraction of capacity, when the config gave one.
+    pub offered_load: Option<f64>,
+    /// The open loop's arrival rate.
+    pub offered_rate_rps: Option<f64>,
+    /// The closed loop's users.
+    pub users: Option<u32>,
+    /// The SLOs the run was judged by, in ms.
+    pub slo_ttft_ms: f64,
+    /// The TPOT SLO, in ms.
+    pub slo_tpot_ms: f64,
+    /// Whether a work cap stopped the run early (statistics cover what completed).
+    pub truncated: bool,
+}
+
+/// Everything one run produced: the summary plus what the page draws and re-judges.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// The summary.
+    pub summary: Summary,
+    /// (TTFT, TPOT) per measured request, to re-judge goodput under other SLOs without re-running.
+    pub slo_pairs: Vec<(f64, f64)>,
+    /// TTFT samples (in no particular order), for Prometheus-style buckets.
+    pub ttft_samples_s: Vec<f64>,
+    /// Inter-token gaps.
+    pub itl_histogram: LogHistogram,
+    /// The queue's change points, if recorded.
+    pub series: Vec<QueuePoint>,
+    /// Traced requests, if any.
+    pub traces: Vec<Trace>,
+}
+
+/// Goodput under given SLOs.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Goodput {
+    /// Requests meeting both SLOs per second.
+    pub goodput_rps: f64,
+    /// Fraction meeting both.
+    pub slo_attainment: f64,
+}
+
+impl Outcome {
+    pub(crate) fn new(scenario: Scenario, mut rec: Recorder, truncated: bool, arrived: u64) -> Outcome {
+        let start = rec.window_start_s.unwrap_or(rec.window_end_s);
+        let duration = (rec.window_end_s - start).max(0.0);
+        let per_s = |x: f64| if duration > 0.0 { x / duration } else { 0.0 };
+        let completed = rec.e2e_s.len() as u64;
+        let judged = judge(&rec.slo_pairs, scenario.slo, duration);
+        let ttft = stat_of(&mut rec.ttft_s);
+        let e2e = stat_of(&mut rec.e2e_s);
+        let l = per_s(rec.area_running + rec.area_waiting);
+        let lambda = per_s(completed as f64);
+        let w = e2e.mean;
+        let (users, rate, mode) = match scenario.load {
+            Load::Open { rate_rps, .. } => (None, Some(rate_rps), "open"),
+            Load::Closed { users, .. } => (Some(users), None, "closed"),
+        };
+        let summary = Summary {
+            load_mode: mode.to_string(),
+            requests_completed: completed,
+            requests_arrived: arrived,
+            duration_s: duration,
+            throughput_rps: lambda,
+            output_tokens_per_s: per_s(rec.generation_tokens as f64),
+            goodput_rps: judged.goodput_rps,
+            slo_attainment: judged.slo_attainment,
+            ttft_s: ttft,
+            tpot_s: stat_of(&mut rec.tpot_s),
+            itl_s: rec.itl_s.stat(),
+            e2e_s: e2e,
+            queue_s: stat_of(&mut rec.queue_s),
+            num_requests_running_mean: per_s(rec.area_running),
+            num_requests_waiting_mean: per_s(rec.area_waiting),
+            kv_cache_usage_mean: per_s(rec.area_kv_blocks) / scenario.engine.kv_blocks as f64,
+            num_preemptions: rec.num_preemptions,
+            prompt_tokens: rec.prompt_tokens,
+            generation_tokens: rec.generation_tokens,
+            littles_law: LittlesLaw {
+                l,
+                lambda_rps: lambda,
+                w_s: w,
+                rel_error: if lambda * w > 0.0 { l / (lambda * w) - 1.0 } else { 0.0 },
+            },
+            capacity_rps: scenario.capacity.map(|c| c.rps),
+            offered_load: scenario.offered_load,
+            offered_rate_rps: rate,
+            users,
+            slo_ttft_ms: scenario.slo.ttft_s * 1e3,
+            slo_tpot_ms: scenario.slo.tpot_s * 1e3,
+            truncated,
+        };
+        Outcome {
+            summary,
+            slo_pairs: rec.slo_pairs,
+            ttft_samples_s: rec.ttft_s,
+            itl_histogram: rec.itl_s,
+            series: rec.series.unwrap_or_default(),
+            traces: rec.traces,
+        }
+    }
+
+    /// Goodput and SLO attainment of this run under other SLOs (no re-simulation: the SLOs do not
+    /// change what the engine does, only which requests count).
+    pub fn goodput(&self, slo: Slo) -> Goodput {
+        judge(&self.slo_pairs, slo, self.summary.duration_s)
+    }
+
+    /// Cumulative TTFT counts at each upper bound `le` (Prometheus histogram buckets).
+    pub fn ttft_buckets(&self, les: &[f64]) -> Vec<u64> {
+        les.iter().map(|&le| self.ttft_samples_s.iter().filter(|&&v| v <= le).count() as u64).collect()
+    }
+
+    /// Cumulative inter-token-gap counts at each upper bound `le`, to histogram resolution.
+    pub fn itl_buckets(&self, les: &[f64]) -> Vec<u64> {
+        les.iter().map(|&le| self.itl_histogram.count_le(le)).collect()
+    }
+}
+
+fn judge(pairs: &[(f64, f64)], slo: Slo, duration_s: f64) -> Goodput {
+    let good = pairs.iter().filter(|(ttft, tpot)| *ttft <= slo.ttft_s && *tpot <= slo.tpot_s).count();
+    Goodput {
+        goodput_rps: if duration_s > 0.0 { good as f64 / duration_s } else { 0.0 },
+        slo_attainment: if pairs.is_empty() { 0.0 } else { good as f64 / pairs.len() as f64 },
+    }
+}

@@ -1,0 +1,193 @@
+//! Sweeps over offered load: one run per load with the same seed (common random numbers, so the
+//! curves are smooth), the knee, the saturation point and DistServe's goodput.
+
+use serde::{Deserialize, Serialize};
+
+use crate::capacity::{self, Capacity};
+use crate::config::{Config, LoadMode};
+use crate::error::ConfigError;
+use crate::scenario::{Load, Scenario, Slo};
+use crate::simulation::{Options, Simulation};
+use crate::summary::{Outcome, Summary};
+
+/// The SLO attainment that defines the knee by default (DistServe's 90%).
+pub const DEFAULT_ATTAINMENT_TARGET: f64 = 0.9;
+
+/// One load point of a sweep.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepPoint {
+    /// Offered load as a fraction of capacity.
+    pub offered_load: f64,
+    /// Open loop: the arrival rate; closed loop: the rate the users would offer unloaded.
+    pub offered_rps: f64,
+    /// The run's summary.
+    pub summary: Summary,
+}
+
+/// Where the SLO attainment falls below its target.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Knee {
+    /// The highest offered load (of an unbroken run from the lowest) meeting the target.
+    pub offered_load: f64,
+    /// Its offered rate.
+    pub offered_rps: f64,
+    /// Its achieved throughput: the per-replica QPS to size a fleet with.
+    pub throughput_rps: f64,
+    /// Its goodput.
+    pub goodput_rps: f64,
+    /// Its SLO attainment.
+    pub slo_attainment: f64,
+}
+
+/// Where throughput stops rising.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Saturation {
+    /// The lowest offered load whose throughput is within 3% of the sweep's highest.
+    pub offered_load: f64,
+    /// The sweep's highest throughput.
+    pub throughput_rps: f64,
+}
+
+/// A whole sweep.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sweep {
+    /// The replica's measured capacity.
+    pub capacity_rps: f64,
+    /// Mean latency of a request alone on the replica.
+    pub base_latency_s: f64,
+    /// The attainment target defining the knee.
+    pub attainment_target: f64,
+    /// One point per load, in the order given.
+    pub points: Vec<SweepPoint>,
+    /// The knee, if the lowest load meets the target.
+    pub knee: Option<Knee>,
+    /// The saturation point.
+    pub saturation: Option<Saturation>,
+    /// DistServe's goodput: the highest offered rate with attainment at or above the target.
+    pub distserve_goodput_rps: Option<f64>,
+}
+
+/// Options of a sweep.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SweepOptions {
+    /// Attainment defining the knee.
+    pub attainment_target: f64,
+    /// Reuse a capacity measured before for the same engine, cost model and workload.
+    pub capacity: Option<Capacity>,
+}
+
+impl Default for SweepOptions {
+    fn default() -> Self {
+        SweepOptions { attainment_target: DEFAULT_ATTAINMENT_TARGET, capacity: None }
+    }
+}
+
+/// Loads `from..=to` in steps of `step` (the CLI's `0.1:1.2:0.05`), rounded to kill float drift.
+pub fn load_grid(from: f64, to: f64, step: f64) -> Result<Vec<f64>, ConfigError> {
+    let ok = |v: f64| v.is_finite() && v > 0.0 && v <= crate::scenario::MAX_OFFERED_LOAD;
+    if !(ok(from) && ok(to) && step.is_finite() && step > 0.0 && from <= to) {
+        return Err(ConfigError::new(
+            "loads",
+            format!("want FROM:TO:STEP with 0 < FROM <= TO <= 10 and STEP > 0, got {from}:{to}:{step}"),
+        ));
+    }
+    let n = ((to - from) / step + 1e-9).floor() as usize + 1;
+    if n > 1000 {
+        return Err(ConfigError::new("loads", format!("at most 1000 load points, got {n}")));
+    }
+    Ok((0..n).map(|i| ((from + step * i as f64) * 1e9).round() / 1e9).collect())
+}
+
+/// Runs `config` at every offered load in `loads` (its own load's mode and think time kept),
+/// returning every run's outcome, for callers that re-judge SLOs later.
+pub fn sweep_outcomes(
+    config: &Config,
+    loads: &[f64],
+    capacity: Option<Capacity>,
+) -> Result<(Capacity, Vec<Outcome>), ConfigError> {
+    let mut probe = config.clone();
+    probe.load =
+        crate::config::LoadConfig { offered_load: Some(1.0), rate_rps: None, users: None, ..config.load.clone() };
+    let base = match capacity {
+        Some(c) => Scenario::with_capacity(&probe, c)?,
+        None => Scenario::new(&probe)?,
+    };
+    let cap = base.capacity.unwrap_or_else(|| capacity::measure(&base));
+    for (i, &load) in loads.iter().enumerate() {
+        if !(load.is_finite() && load > 0.0 && load <= crate::scenario::MAX_OFFERED_LOAD) {
+            return Err(ConfigError::new(format!("loads[{i}]"), format!("must be above 0 and at most 10, got {load}")));
+        }
+    }
+    let mut outcomes = Vec::with_capacity(loads.len());
+    for &load in loads {
+        let mut scenario = match base.load {
+            Load::Open { burstiness, .. } => base.with_load(Load::Open { rate_rps: load * cap.rps, burstiness }),
+            Load::Closed { think_s, think, .. } => {
+                base.with_load(Load::Closed { users: capacity::closed_users(load, think_s, &cap), think_s, think })
+            }
+        };
+        scenario.offered_load = Some(load);
+        outcomes.push(Simulation::new(&scenario, Options::default()).run()?);
+    }
+    Ok((cap, outcomes))
+}
+
+/// Runs a sweep and finds the knee and saturation point.
+pub fn sweep(config: &Config, loads: &[f64], options: SweepOptions) -> Result<Sweep, ConfigError> {
+    let (cap, outcomes) = sweep_outcomes(config, loads, options.capacity)?;
+    let slo = Slo { ttft_s: config.slo.ttft_ms / 1e3, tpot_s: config.slo.tpot_ms / 1e3 };
+    Ok(assemble(config.load.mode, cap, loads, &outcomes, slo, options.attainment_target))
+}
+
+/// Builds a [`Sweep`] from outcomes, judging goodput under `slo` (which may differ from the SLOs
+/// the runs were made with: SLOs do not change what the engine does).
+pub fn assemble(mode: LoadMode, cap: Capacity, loads: &[f64], outcomes: &[Outcome], slo: Slo, target: f64) -> Sweep {
+    let points: Vec<SweepPoint> = loads
+        .iter()
+        .zip(outcomes)
+        .map(|(&load, o)| {
+            let mut summary = o.summary.clone();
+            let g = o.goodput(slo);
+            summary.goodput_rps = g.goodput_rps;
+            summary.slo_attainment = g.slo_attainment;
+            summary.slo_ttft_ms = slo.ttft_s * 1e3;
+            summary.slo_tpot_ms = slo.tpot_s * 1e3;
+            let offered_rps = match mode {
+                LoadMode::Open => summary.offered_rate_rps.unwrap_or(load * cap.rps),
+                LoadMode::Closed => load * cap.rps,
+            };
+            SweepPoint { offered_load: load, offered_rps, summary }
+        })
+        .collect();
+    let knee = find_knee(&points, target);
+    let max_thr = points.iter().map(|p| p.summary.throughput_rps).fold(0.0, f64::max);
+    let saturation = points
+        .iter()
+        .filter(|p| p.summary.throughput_rps >= 0.97 * max_thr && max_thr > 0.0)
+        .map(|p| p.offered_load)
+        .fold(None, |m: Option<f64>, l| Some(m.map_or(l, |m| m.min(l))))
+        .map(|offered_load| Saturation { offered_load, throughput_rps: max_thr });
+    Sweep {
+        capacity_rps: cap.rps,
+        base_latency_s: cap.base_latency_s,
+        attainment_target: target,
+        distserve_goodput_rps: knee.map(|k| k.offered_rps),
+        points,
+        knee,
+        saturation,
+    }
+}
+
+/// The knee: walking up from the lowest load, the last point that still meets the target. A
+/// noisy point meeting it again past the first miss does not move the knee.
+pub fn find_knee(points: &[SweepPoint], target: f64) -> Option<Knee> {
+    let mut order: Vec<&SweepPoint> = points.iter().collect();
+    order.sort_by(|a, b| a.offered_load.total_cmp(&b.offered_load));
+    order.iter().take_while(|p| p.summary.slo_attainment >= target).last().map(|p| Knee {
+        offered_load: p.offered_load,
+        offered_rps: p.offered_rps,
+        throughput_rps: p.summary.throughput_rps,
+        goodput_rps: p.summary.goodput_rps,
+        slo_attainment: p.summary.slo_attainment,
+    })
+}
