@@ -396,32 +396,18 @@ impl Config {
     /// Parses a config from JSON text; errors name the field path, or the line and column of a
     /// syntax error.
     pub fn from_json(text: &str) -> Result<Config, ConfigError> {
-        let mut de = serde_json::Deserializer::from_str(text);
-        let config: Config = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+            let what = if e.is_eof() { "unexpected end of input".to_string() } else { strip_position(&e.to_string()) };
+            ConfigError::new("", format!("invalid JSON at line {}, column {}: {what}", e.line(), e.column()))
+        })?;
+        if !value.is_object() {
+            return Err(ConfigError::new("", "the config must be a JSON object ({ ... })"));
+        }
+        serde_path_to_error::deserialize(value).map_err(|e| {
             let path = e.path().to_string();
-            let inner = e.into_inner();
-            if inner.is_syntax() || inner.is_eof() {
-                ConfigError::new(
-                    "",
-                    format!(
-                        "invalid JSON at line {}, column {}: {}",
-                        inner.line(),
-                        inner.column(),
-                        strip_position(&inner.to_string())
-                    ),
-                )
-            } else {
-                let path = if path == "." { String::new() } else { path };
-                ConfigError::new(path, strip_position(&inner.to_string()))
-            }
-        })?;
-        de.end().map_err(|e| {
-            ConfigError::new(
-                "",
-                format!("invalid JSON at line {}, column {}: trailing characters", e.line(), e.column()),
-            )
-        })?;
-        Ok(config)
+            let path = if path == "." { String::new() } else { path };
+            ConfigError::new(path, e.into_inner().to_string())
+        })
     }
 
     /// The config as pretty JSON.

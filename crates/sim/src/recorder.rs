@@ -62,6 +62,11 @@ pub struct Recorder {
     pub generation_tokens: u64,
     /// Preemptions inside the measured window.
     pub num_preemptions: u64,
+    /// Completions of any request (warm-up and extra load included) inside the measured window:
+    /// the replica's completion rate, which a backlog of warm-up requests must not hide.
+    pub window_completions: u64,
+    /// Output tokens of any request emitted inside the measured window.
+    pub window_tokens: u64,
     /// Arrival of the first measured request.
     pub window_start_s: Option<f64>,
     /// Completion of the last measured request (or where a truncated run stopped).
@@ -106,6 +111,12 @@ impl Recorder {
         self.running = running;
         self.waiting = waiting;
         self.kv_used = kv_used;
+    }
+
+    /// Whether the measured window has started.
+    #[inline]
+    pub fn in_window(&self) -> bool {
+        self.window_start_s.is_some()
     }
 
     /// The first measured request arrived at `t`: start the window.

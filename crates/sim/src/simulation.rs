@@ -96,6 +96,7 @@ pub struct Simulation {
     recorder: Recorder,
     arrived: u64,
     completed: u64,
+    tokens_emitted: u64,
     measured_done: u64,
     work: u64,
     steps: u64,
@@ -144,6 +145,7 @@ impl Simulation {
             recorder,
             arrived: 0,
             completed: 0,
+            tokens_emitted: 0,
             measured_done: 0,
             work: 0,
             steps: 0,
@@ -367,6 +369,7 @@ impl Simulation {
 
     fn finish_step(&mut self, start: f64, end: f64, k: u64) {
         let mut finished = false;
+        let emitted_before = self.tokens_emitted;
         if k > 1 {
             // Every sequence in a decode run sees the same gaps: d0, d0 + g, ..., d0 + (k-1) g.
             let d0 = self.scenario.cost.step_s(self.plan.tokens, self.plan.context);
@@ -379,6 +382,7 @@ impl Simulation {
                 let r = &mut self.batch.slots[slot as usize];
                 r.computed += k as u32;
                 r.emitted += k as u32;
+                self.tokens_emitted += k;
                 r.last_token_s = end;
                 let blocks = r.computed.div_ceil(self.scenario.engine.block_size_tokens);
                 self.batch.kv_used += (blocks - r.blocks) as u64;
@@ -411,6 +415,7 @@ impl Simulation {
                     }
                 }
                 r.emitted += 1;
+                self.tokens_emitted += 1;
                 r.last_token_s = end;
                 if r.traced {
                     let trace = &mut self.recorder.traces[(r.id - self.scenario.warmup) as usize];
@@ -419,6 +424,9 @@ impl Simulation {
                 finished |= r.emitted == r.output;
             }
             self.recorder.itl_s.add(end - start, one_step_gaps);
+        }
+        if self.recorder.in_window() {
+            self.recorder.window_tokens += self.tokens_emitted - emitted_before;
         }
         if finished {
             self.complete_finished(end);
@@ -437,6 +445,9 @@ impl Simulation {
             }
             self.batch.running.remove(i);
             self.completed += 1;
+            if self.recorder.in_window() {
+                self.recorder.window_completions += 1;
+            }
             let (user, measured, traced) = (r.user, r.measured, r.traced);
             if measured {
                 let ttft = r.first_token_s - r.arrival_s;

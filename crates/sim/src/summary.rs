@@ -31,11 +31,13 @@ pub struct Summary {
     pub requests_arrived: u64,
     /// From the first measured arrival to the last measured completion.
     pub duration_s: f64,
-    /// Completed measured requests per second.
+    /// Completions per second inside the measured window (every request finishing in it counts,
+    /// so a backlog left by the warm-up does not read as lost throughput).
     pub throughput_rps: f64,
-    /// Output tokens of measured requests per second.
+    /// Output tokens per second inside the measured window.
     pub output_tokens_per_s: f64,
-    /// Measured requests meeting both SLOs per second (vLLM's benchmark definition).
+    /// Requests meeting both SLOs per second: throughput x SLO attainment (vLLM's benchmark
+    /// definition, good requests per second, on this run's completion rate).
     pub goodput_rps: f64,
     /// Fraction of measured requests meeting both SLOs.
     pub slo_attainment: f64,
@@ -84,6 +86,8 @@ pub struct Summary {
 pub struct Outcome {
     /// The summary.
     pub summary: Summary,
+    /// The completion rate goodput is a share of.
+    throughput_rps: f64,
     /// (TTFT, TPOT) per measured request, to re-judge goodput under other SLOs without re-running.
     pub slo_pairs: Vec<(f64, f64)>,
     /// TTFT samples (in no particular order), for Prometheus-style buckets.
@@ -111,11 +115,11 @@ impl Outcome {
         let duration = (rec.window_end_s - start).max(0.0);
         let per_s = |x: f64| if duration > 0.0 { x / duration } else { 0.0 };
         let completed = rec.e2e_s.len() as u64;
-        let judged = judge(&rec.slo_pairs, scenario.slo, duration);
+        let lambda = per_s(rec.window_completions as f64);
+        let judged = judge(&rec.slo_pairs, scenario.slo, lambda);
         let ttft = stat_of(&mut rec.ttft_s);
         let e2e = stat_of(&mut rec.e2e_s);
         let l = per_s(rec.area_running + rec.area_waiting);
-        let lambda = per_s(completed as f64);
         let w = e2e.mean;
         let (users, rate, mode) = match scenario.load {
             Load::Open { rate_rps, .. } => (None, Some(rate_rps), "open"),
@@ -127,7 +131,7 @@ impl Outcome {
             requests_arrived: arrived,
             duration_s: duration,
             throughput_rps: lambda,
-            output_tokens_per_s: per_s(rec.generation_tokens as f64),
+            output_tokens_per_s: per_s(rec.window_tokens as f64),
             goodput_rps: judged.goodput_rps,
             slo_attainment: judged.slo_attainment,
             ttft_s: ttft,
@@ -157,6 +161,7 @@ impl Outcome {
         };
         Outcome {
             summary,
+            throughput_rps: lambda,
             slo_pairs: rec.slo_pairs,
             ttft_samples_s: rec.ttft_s,
             itl_histogram: rec.itl_s,
@@ -168,7 +173,7 @@ impl Outcome {
     /// Goodput and SLO attainment of this run under other SLOs (no re-simulation: the SLOs do not
     /// change what the engine does, only which requests count).
     pub fn goodput(&self, slo: Slo) -> Goodput {
-        judge(&self.slo_pairs, slo, self.summary.duration_s)
+        judge(&self.slo_pairs, slo, self.throughput_rps)
     }
 
     /// Cumulative TTFT counts at each upper bound `le` (Prometheus histogram buckets).
@@ -182,10 +187,9 @@ impl Outcome {
     }
 }
 
-fn judge(pairs: &[(f64, f64)], slo: Slo, duration_s: f64) -> Goodput {
+/// SLO attainment of measured requests, and goodput as that share of the completion rate.
+fn judge(pairs: &[(f64, f64)], slo: Slo, throughput_rps: f64) -> Goodput {
     let good = pairs.iter().filter(|(ttft, tpot)| *ttft <= slo.ttft_s && *tpot <= slo.tpot_s).count();
-    Goodput {
-        goodput_rps: if duration_s > 0.0 { good as f64 / duration_s } else { 0.0 },
-        slo_attainment: if pairs.is_empty() { 0.0 } else { good as f64 / pairs.len() as f64 },
-    }
+    let slo_attainment = if pairs.is_empty() { 0.0 } else { good as f64 / pairs.len() as f64 };
+    Goodput { goodput_rps: slo_attainment * throughput_rps, slo_attainment }
 }

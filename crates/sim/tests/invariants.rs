@@ -1,0 +1,153 @@
+//! Properties every run must have: determinism, Little's Law, ordered percentiles, conservation.
+
+mod common;
+
+use common::{rag, run, textbook};
+use kneelab_sim::{
+    Config, DistConfig, LoadConfig, Options, RunConfig, Scenario, Simulation, Summary, WorkloadConfig, WorkloadPreset,
+};
+
+/// A spread of configs: textbook queues, both presets, both load modes, chunked and not.
+fn spread() -> Vec<(&'static str, Config)> {
+    let chat = |load| Config {
+        workload: WorkloadConfig::preset(WorkloadPreset::Chat),
+        load,
+        run: RunConfig { requests: 20_000, warmup_requests: Some(2_000) },
+        ..Config::default()
+    };
+    let mut unchunked = rag(LoadConfig::open_offered(0.7), 20_000);
+    unchunked.engine.chunked_prefill = false;
+    unchunked.engine.max_num_batched_tokens = 8192;
+    let mut h100 = rag(LoadConfig::open_offered(0.8), 20_000);
+    h100.cost = kneelab_sim::CostConfig::roofline("llama-3-8b-h100");
+    let mut bursty = chat(LoadConfig::open_offered(0.7));
+    bursty.load.burstiness = Some(0.5);
+    vec![
+        ("M/G/1 rho 0.5", textbook(1, 10.0, DistConfig::geometric(100.0), LoadConfig::open_rate(0.5), 100_000)),
+        ("M/M/4 rho 0.8", textbook(4, 1.0, DistConfig::geometric(1000.0), LoadConfig::open_rate(3.2), 100_000)),
+        ("rag open 0.5", rag(LoadConfig::open_offered(0.5), 20_000)),
+        ("rag open 0.8", rag(LoadConfig::open_offered(0.8), 20_000)),
+        ("rag unchunked 0.7", unchunked),
+        ("rag h100 0.8", h100),
+        ("rag closed 40 users", rag(LoadConfig::closed(40, 5.0), 20_000)),
+        ("chat open 0.8", chat(LoadConfig::open_offered(0.8))),
+        ("chat bursty 0.7", bursty),
+        ("chat closed 150 users", chat(LoadConfig::closed(150, 10.0))),
+    ]
+}
+
+#[test]
+fn littles_law_holds_within_two_percent() {
+    for (name, config) in spread() {
+        let s = run(&config);
+        let ll = s.littles_law;
+        println!(
+            "{name:<24} L {:>8.3}  lambda {:>8.4}  W {:>8.4}  error {:+.3}%",
+            ll.l,
+            ll.lambda_rps,
+            ll.w_s,
+            ll.rel_error * 100.0
+        );
+        assert!(ll.rel_error.abs() <= 0.02, "{name}: L = {} vs lambda W = {}", ll.l, ll.lambda_rps * ll.w_s);
+    }
+}
+
+#[test]
+fn same_seed_gives_a_bit_identical_summary_and_another_seed_does_not() {
+    for (name, config) in spread().into_iter().take(6) {
+        let (a, b) = (run(&config), run(&config));
+        assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap(), "{name}");
+        let c = run(&Config { seed: config.seed + 1, ..config.clone() });
+        assert_ne!(a.ttft_s, c.ttft_s, "{name}: the seed must matter");
+    }
+}
+
+fn assert_ordered(name: &str, what: &str, s: &kneelab_sim::Stat) {
+    assert!(s.p50 <= s.p90 && s.p90 <= s.p99, "{name} {what}: {s:?}");
+    assert!(s.count == 0 || s.p50 >= 0.0, "{name} {what}: {s:?}");
+}
+
+fn check_summary(name: &str, s: &Summary) {
+    for (what, stat) in
+        [("ttft", &s.ttft_s), ("tpot", &s.tpot_s), ("itl", &s.itl_s), ("e2e", &s.e2e_s), ("queue", &s.queue_s)]
+    {
+        assert_ordered(name, what, stat);
+    }
+    assert!(s.ttft_s.mean <= s.e2e_s.mean && s.ttft_s.p99 <= s.e2e_s.p99, "{name}: TTFT beyond E2E");
+    assert!(s.queue_s.mean <= s.ttft_s.mean, "{name}: queue beyond TTFT");
+    assert!(s.goodput_rps <= s.throughput_rps, "{name}: goodput above throughput");
+    assert!((0.0..=1.0).contains(&s.slo_attainment), "{name}");
+    assert!((0.0..=1.0).contains(&s.kv_cache_usage_mean), "{name}");
+    assert!(s.num_requests_running_mean >= 0.0 && s.num_requests_waiting_mean >= 0.0, "{name}");
+}
+
+#[test]
+fn percentiles_ordered_ttft_below_e2e_goodput_below_throughput() {
+    for (name, config) in spread() {
+        check_summary(name, &run(&config));
+    }
+}
+
+/// Completed + in flight = arrived after every step, and no request's TTFT exceeds its E2E.
+#[test]
+fn requests_are_conserved_step_by_step() {
+    for (name, config) in spread() {
+        let scenario = Scenario::new(&config).unwrap();
+        let mut sim = Simulation::new(&scenario, Options::default());
+        let mut steps = 0;
+        while sim.step() {
+            assert_eq!(sim.completed() + sim.in_flight(), sim.arrived(), "{name} after {steps} steps");
+            assert!(sim.num_requests_running() <= config.engine.max_num_seqs as usize, "{name}");
+            steps += 1;
+        }
+        let outcome = sim.finish().unwrap();
+        assert!(!outcome.summary.truncated, "{name}");
+        assert!(outcome.slo_pairs.len() as u64 == outcome.summary.requests_completed, "{name}");
+    }
+}
+
+#[test]
+fn every_measured_request_completes_and_warmup_is_excluded() {
+    let config = rag(LoadConfig::open_offered(0.6), 3_000);
+    let s = run(&config);
+    assert_eq!(s.requests_completed, 2_700);
+    assert!(s.requests_arrived >= 3_000);
+    assert_eq!(s.ttft_s.count, 2_700);
+}
+
+/// Request i has the same size at every load and in both load modes (common random numbers).
+#[test]
+fn request_sizes_do_not_depend_on_the_load() {
+    let sizes = |load: LoadConfig| {
+        let mut config = rag(load, 400);
+        config.run.warmup_requests = Some(0);
+        let scenario = Scenario::new(&config).unwrap();
+        let options = Options { trace_requests: 50, ..Options::default() };
+        let outcome = Simulation::new(&scenario, options).run().unwrap();
+        outcome.traces.iter().map(|t| (t.prompt_tokens, t.output_tokens)).collect::<Vec<_>>()
+    };
+    let a = sizes(LoadConfig::open_offered(0.3));
+    assert_eq!(a.len(), 50);
+    assert_eq!(a, sizes(LoadConfig::open_offered(1.1)));
+    assert_eq!(a, sizes(LoadConfig::closed(20, 1.0)));
+}
+
+/// Traced requests carry a consistent token timeline: arrival <= scheduled < first token, tokens in
+/// order, one per output token, the last at finish; in a plain decode the gaps are step times.
+#[test]
+fn traces_are_consistent_timelines() {
+    let config = rag(LoadConfig::open_offered(0.8), 1_000);
+    let scenario = Scenario::new(&config).unwrap();
+    let outcome =
+        Simulation::new(&scenario, Options { trace_requests: 8, series: true, ..Options::default() }).run().unwrap();
+    assert_eq!(outcome.traces.len(), 8);
+    for t in &outcome.traces {
+        assert!(t.arrival_s <= t.scheduled_s && t.scheduled_s < t.first_token_s, "{t:?}");
+        assert_eq!(t.token_times_s.len(), t.output_tokens as usize);
+        assert_eq!(t.token_times_s[0], t.first_token_s);
+        assert_eq!(*t.token_times_s.last().unwrap(), t.finish_s);
+        assert!(t.token_times_s.windows(2).all(|w| w[0] < w[1]), "tokens out of order");
+    }
+    assert!(outcome.series.len() > 100);
+    assert!(outcome.series.windows(2).all(|w| w[0].t_s <= w[1].t_s));
+}

@@ -1,0 +1,124 @@
+//! The claims the lesson makes, checked on the RAG workload it uses.
+
+mod common;
+
+use common::{rag, run};
+use kneelab_sim::capacity::{self, Capacity};
+use kneelab_sim::sweep::{self, SweepOptions};
+use kneelab_sim::{Config, LoadConfig, Scenario, Summary, simulate_with_capacity};
+
+fn rag_capacity() -> Capacity {
+    capacity::measure(&Scenario::new(&rag(LoadConfig::open_offered(1.0), 1_000)).unwrap())
+}
+
+fn at(load: f64, cap: Capacity) -> Summary {
+    simulate_with_capacity(&rag(LoadConfig::open_offered(load), 10_000), cap).unwrap()
+}
+
+#[test]
+fn ttft_p99_at_full_load_is_at_least_3x_that_at_85_percent() {
+    let cap = rag_capacity();
+    let (low, high) = (at(0.85, cap), at(1.0, cap));
+    let ratio = high.ttft_s.p99 / low.ttft_s.p99;
+    println!("TTFT p99: {:.2} s at 85% -> {:.2} s at 100% ({ratio:.1}x)", low.ttft_s.p99, high.ttft_s.p99);
+    assert!(ratio >= 3.0, "ratio {ratio}");
+    // The tail tears away from the median: the gap between them grows even faster.
+    println!("TTFT p50: {:.2} s at 85% -> {:.2} s at 100%", low.ttft_s.p50, high.ttft_s.p50);
+    assert!(high.ttft_s.p99 - high.ttft_s.p50 >= 3.0 * (low.ttft_s.p99 - low.ttft_s.p50));
+}
+
+#[test]
+fn throughput_is_flat_past_capacity_and_goodput_collapses() {
+    let cap = rag_capacity();
+    let loads = [0.7, 1.05, 1.1, 1.2];
+    let s: Vec<Summary> = loads.iter().map(|&l| at(l, cap)).collect();
+    for (l, x) in loads.iter().zip(&s) {
+        println!(
+            "load {l:.2}: throughput {:.3} rps, goodput {:.3} rps (capacity {:.3})",
+            x.throughput_rps, x.goodput_rps, cap.rps
+        );
+    }
+    for x in &s[1..] {
+        let err = x.throughput_rps / cap.rps - 1.0;
+        assert!(err.abs() <= 0.03, "throughput {} vs capacity {}", x.throughput_rps, cap.rps);
+    }
+    assert!(s[3].goodput_rps < s[0].goodput_rps, "goodput at 120% must be below goodput at 70%");
+    assert!(s[3].goodput_rps < 0.5 * s[3].throughput_rps, "past the knee most requests miss their SLOs");
+}
+
+#[test]
+fn chunked_prefill_with_a_512_budget_cuts_itl_p99_at_least_2x() {
+    let mut chunked = rag(LoadConfig::open_rate(3.0), 6_000);
+    chunked.engine.max_num_batched_tokens = 512;
+    let mut unchunked = chunked.clone();
+    unchunked.engine.chunked_prefill = false;
+    unchunked.engine.max_num_batched_tokens = 8192;
+    let (c, u) = (run(&chunked), run(&unchunked));
+    let ratio = u.itl_s.p99 / c.itl_s.p99;
+    println!(
+        "ITL p99: unchunked 8192 {:.1} ms, chunked 512 {:.1} ms ({ratio:.1}x)",
+        u.itl_s.p99 * 1e3,
+        c.itl_s.p99 * 1e3
+    );
+    assert!(ratio >= 2.0, "ratio {ratio}");
+}
+
+#[test]
+fn a_kv_cache_too_small_for_the_batch_causes_preemptions() {
+    let roomy = rag(LoadConfig::open_offered(0.9), 4_000);
+    let mut tight = roomy.clone();
+    tight.engine.kv_cache_tokens = 60_000; // ~16 requests of 3,100 tokens for 64 seats
+    let (r, t) = (run(&roomy), run(&tight));
+    println!(
+        "preemptions: roomy {}, tight {}; ITL p99 {:.0} ms vs {:.0} ms",
+        r.num_preemptions,
+        t.num_preemptions,
+        r.itl_s.p99 * 1e3,
+        t.itl_s.p99 * 1e3
+    );
+    assert_eq!(r.num_preemptions, 0);
+    assert!(t.num_preemptions > 0);
+    assert!(t.kv_cache_usage_mean > r.kv_cache_usage_mean);
+}
+
+#[test]
+fn a_closed_loop_at_the_same_demand_has_a_far_smaller_ttft_tail() {
+    let cap = rag_capacity();
+    let open = at(1.0, cap);
+    let closed_config = Config {
+        load: LoadConfig { offered_load: Some(1.0), users: None, ..LoadConfig::closed(1, 10.0) },
+        ..rag(LoadConfig::open_offered(1.0), 10_000)
+    };
+    let closed = simulate_with_capacity(&closed_config, cap).unwrap();
+    println!(
+        "load 1.0: open TTFT p99 {:.2} s at {:.2} rps; closed ({} users) {:.2} s at {:.2} rps",
+        open.ttft_s.p99,
+        open.throughput_rps,
+        closed.users.unwrap(),
+        closed.ttft_s.p99,
+        closed.throughput_rps
+    );
+    assert!(open.ttft_s.p99 >= 3.0 * closed.ttft_s.p99);
+    // Mostly because the closed loop stopped offering load when the replica slowed down.
+    assert!(closed.throughput_rps < 0.95 * open.throughput_rps);
+}
+
+#[test]
+fn sweep_finds_a_knee_below_saturation() {
+    let config = rag(LoadConfig::open_offered(1.0), 3_000);
+    let loads = sweep::load_grid(0.1, 1.2, 0.1).unwrap();
+    let s = sweep::sweep(&config, &loads, SweepOptions::default()).unwrap();
+    let knee = s.knee.expect("light load meets the SLOs");
+    let sat = s.saturation.expect("throughput saturates");
+    println!(
+        "knee at {:.2} ({:.2} rps), saturation at {:.2}",
+        knee.offered_load, knee.throughput_rps, sat.offered_load
+    );
+    assert!(knee.offered_load < 1.0 && knee.offered_load >= 0.5);
+    assert!(knee.offered_load <= sat.offered_load);
+    assert!(knee.slo_attainment >= 0.9);
+    assert_eq!(s.distserve_goodput_rps, Some(knee.offered_rps));
+    // Throughput rises monotonically until saturation (common random numbers keep it smooth).
+    let thr: Vec<f64> = s.points.iter().map(|p| p.summary.throughput_rps).collect();
+    assert!(thr.windows(2).take(7).all(|w| w[1] > w[0]), "{thr:?}");
+}
