@@ -104,6 +104,7 @@ pub fn sweep_outcomes(
     config: &Config,
     loads: &[f64],
     capacity: Option<Capacity>,
+    progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(Capacity, Vec<Outcome>), ConfigError> {
     let mut probe = config.clone();
     probe.load =
@@ -128,13 +129,24 @@ pub fn sweep_outcomes(
         };
         scenario.offered_load = Some(load);
         outcomes.push(Simulation::new(&scenario, Options::default()).run()?);
+        progress(outcomes.len(), loads.len());
     }
     Ok((cap, outcomes))
 }
 
 /// Runs a sweep and finds the knee and saturation point.
 pub fn sweep(config: &Config, loads: &[f64], options: SweepOptions) -> Result<Sweep, ConfigError> {
-    let (cap, outcomes) = sweep_outcomes(config, loads, options.capacity)?;
+    sweep_with_progress(config, loads, options, &mut |_, _| {})
+}
+
+/// [`sweep`], calling `progress(done, total)` after each load point (for a progress bar).
+pub fn sweep_with_progress(
+    config: &Config,
+    loads: &[f64],
+    options: SweepOptions,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Sweep, ConfigError> {
+    let (cap, outcomes) = sweep_outcomes(config, loads, options.capacity, progress)?;
     let slo = Slo { ttft_s: config.slo.ttft_ms / 1e3, tpot_s: config.slo.tpot_ms / 1e3 };
     Ok(assemble(config.load.mode, cap, loads, &outcomes, slo, options.attainment_target))
 }
