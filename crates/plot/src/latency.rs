@@ -1,0 +1,170 @@
+//! Latency against offered load: p50 and p99 curves, the SLO, the knee and the slider's load.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use crate::format::{format_percent, format_seconds};
+use crate::frame::{self, Axis, DrawResult, Ticks};
+use crate::geom::{self, finite_span};
+use crate::legend::{Item, Swatch};
+use crate::marks::Side;
+use crate::style::Style;
+
+/// How the latency axis is scaled.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum YScale {
+    /// Logarithmic (the default): latency explodes past capacity from ~0.1 s to ~100 s, and
+    /// only a log axis shows both ends.
+    #[default]
+    Log,
+    /// Linear from 0, clipped at [`LatencyData::y_max_s`] or a sensible default.
+    Linear,
+}
+
+/// What the latency chart shows.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LatencyData {
+    /// The metric's name for the axis title: "TTFT", "TPOT", "E2E" (empty reads "latency").
+    pub metric_label: String,
+    /// Offered load of each point as a fraction of capacity (1.0 = 100 %).
+    pub loads: Vec<f64>,
+    /// Median latency at each load, in seconds.
+    pub p50_s: Vec<f64>,
+    /// 99th-percentile latency at each load, in seconds.
+    pub p99_s: Vec<f64>,
+    /// The latency SLO, drawn as a dashed horizontal line labelled "SLO".
+    pub slo_s: Option<f64>,
+    /// The slider's load (fraction of capacity): a vertical marker with a dot on each curve.
+    pub current_load: Option<f64>,
+    /// Live p50 at the current load; without it the dot sits on the curve, interpolated.
+    pub current_p50_s: Option<f64>,
+    /// Live p99 at the current load; without it the dot sits on the curve, interpolated.
+    pub current_p99_s: Option<f64>,
+    /// The knee (fraction of capacity), drawn as a labelled vertical line.
+    pub knee_load: Option<f64>,
+    /// Log (default) or linear latency axis.
+    pub y_scale: YScale,
+    /// Top of a linear axis in seconds; `None` picks 5 x SLO, or the p99 seen up to capacity.
+    pub y_max_s: Option<f64>,
+}
+
+/// Draws the latency chart on `area`.
+pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &LatencyData, style: &Style) -> DrawResult<DB> {
+    let log = data.y_scale == YScale::Log;
+    let to_y: fn(f64) -> Option<f64> = if log { geom::log10 } else { geom::linear };
+    let p50 = geom::runs(&data.loads, &data.p50_s, to_y);
+    let p99 = geom::runs(&data.loads, &data.p99_s, to_y);
+    let has_data = !(p50.is_empty() && p99.is_empty());
+
+    let (x_lo, x_hi) = load_range(&data.loads, [data.current_load, data.knee_load]);
+    let (y_lo, y_hi) = if log { log_range(data, &p50, &p99) } else { (0.0, linear_max(data)) };
+    let metric = if data.metric_label.is_empty() { "latency" } else { data.metric_label.as_str() };
+    let narrow = frame::Frame::new(area, style).narrow;
+    let y_title = match (log, narrow) {
+        (true, false) => format!("{metric} (log scale)"),
+        (true, true) => format!("{metric} (log)"),
+        (false, _) => metric.to_string(),
+    };
+    let fmt_y = |v: f64, _step: f64| format_seconds(if log { 10f64.powf(v) } else { v });
+    let fmt_x = |v: f64, _step: f64| format_percent(v);
+    let x = load_axis(x_lo, x_hi, &fmt_x);
+    let y = Axis {
+        lo: y_lo,
+        hi: y_hi,
+        ticks: if log { Ticks::Log } else { Ticks::Nice },
+        format: &fmt_y,
+        title: y_title,
+        grid: true,
+    };
+    let t = style.theme();
+    let legend = if has_data {
+        vec![
+            Item { label: "p50".into(), swatch: Swatch::Line { color: t.series.blue, dashed: false } },
+            Item { label: "p99".into(), swatch: Swatch::Line { color: t.series.vermillion, dashed: false } },
+        ]
+    } else {
+        Vec::new()
+    };
+    let Some(plot) = frame::build(area, style, x, y, &legend)? else {
+        return Ok(());
+    };
+    if !has_data {
+        return plot.no_data();
+    }
+
+    // Lines first, labels last, so labels can find a spot clear of every line.
+    let knee = data.knee_load.filter(|k| k.is_finite());
+    let slo = data.slo_s.and_then(|s| Some((s, to_y(s)?)));
+    if let Some(knee) = knee {
+        plot.vline(knee, t.series.reddish_purple, 1.5, true)?;
+    }
+    if let Some((_, y)) = slo {
+        plot.hline(y, t.reference)?;
+    }
+    plot.line(&p50, t.series.blue, 2.0, false)?;
+    plot.line(&p99, t.series.vermillion, 2.0, false)?;
+    if let Some(load) = data.current_load.filter(|c| c.is_finite()) {
+        plot.vline(load, t.marker, 1.5, false)?;
+        for (runs, live, color) in
+            [(&p50, data.current_p50_s, t.series.blue), (&p99, data.current_p99_s, t.series.vermillion)]
+        {
+            let y = live.and_then(to_y).or_else(|| geom::interpolate(runs, load));
+            if let Some(y) = y {
+                plot.dot((load, y), color)?;
+            }
+        }
+    }
+    if let Some(knee) = knee {
+        plot.vline_label(knee, &format!("knee {}", format_percent(knee)))?;
+    }
+    if let Some((slo_s, y)) = slo {
+        plot.hline_label(y, &format!("SLO {}", format_seconds(slo_s)), Side::Right)?;
+    }
+    Ok(())
+}
+
+/// The offered-load axis shared by the latency and throughput charts: from 0 to the largest
+/// load shown, rounded up to a multiple of 10 %.
+pub(crate) fn load_range(loads: &[f64], extra: [Option<f64>; 2]) -> (f64, f64) {
+    let values = loads.iter().copied().chain(extra.into_iter().flatten());
+    let hi = finite_span(values).map_or(1.2, |(_, hi)| hi);
+    let hi = ((hi * 10.0 - 1e-9).ceil() / 10.0).clamp(0.1, 100.0);
+    (0.0, hi)
+}
+
+/// The x axis of a chart against offered load.
+pub(crate) fn load_axis<'f>(lo: f64, hi: f64, format: &'f dyn Fn(f64, f64) -> String) -> Axis<'f> {
+    Axis { lo, hi, ticks: Ticks::Nice, format, title: "offered load (% of capacity)".into(), grid: true }
+}
+
+/// Whole decades (in log10) around every value drawn, so ticks land on "100 ms", "1 s", ...
+fn log_range(data: &LatencyData, p50: &[geom::Run], p99: &[geom::Run]) -> (f64, f64) {
+    let extra = [data.slo_s, data.current_p50_s, data.current_p99_s].into_iter().flatten().filter_map(geom::log10);
+    let ys = p50.iter().chain(p99).flatten().map(|p| p.1).chain(extra);
+    let Some((lo, hi)) = finite_span(ys) else {
+        return (-1.0, 2.0);
+    };
+    // Whole decades; a value at exactly 10^k may sit on the frame rather than waste a decade.
+    let (lo, hi) = ((lo + 1e-9).floor(), (hi - 1e-9).ceil());
+    (lo, hi.max(lo + 1.0))
+}
+
+/// Top of a linear latency axis: explicit, else 5 x SLO (the curves leave through the top
+/// past the knee, which is the point), else the largest latency up to capacity.
+fn linear_max(data: &LatencyData) -> f64 {
+    let positive = |v: &f64| v.is_finite() && *v > 0.0;
+    if let Some(m) = data.y_max_s.filter(positive) {
+        return m;
+    }
+    if let Some(slo) = data.slo_s.filter(positive) {
+        return slo * 5.0;
+    }
+    let stable = |ys: &[f64]| {
+        let within = data.loads.iter().zip(ys).filter(|(l, _)| **l <= 1.0);
+        finite_span(within.map(|(_, y)| *y)).map(|s| s.1)
+    };
+    let hi = stable(&data.p99_s)
+        .or_else(|| stable(&data.p50_s))
+        .or_else(|| finite_span(data.p99_s.iter().chain(&data.p50_s).copied()).map(|s| s.1));
+    hi.filter(positive).map_or(1.0, |h| h * 1.1)
+}

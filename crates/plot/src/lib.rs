@@ -1,0 +1,74 @@
+//! Every chart of the kneelab lesson, written once and generic over plotters'
+//! [`DrawingBackend`](plotters::prelude::DrawingBackend).
+//!
+//! The web crate draws these on a `<canvas>` (plotters-canvas), the CLI and the tests on SVG.
+//! Each chart is a module with a plain data struct (filled by the caller from simulation
+//! results: this crate does not depend on the simulation) and one function:
+//!
+//! ```text
+//! draw(area: &DrawingArea<DB, Shift>, data: &XData, style: &Style) -> DrawResult<DB>
+//! ```
+//!
+//! | module | chart |
+//! |---|---|
+//! | [`latency`] | p50 and p99 latency (TTFT, TPOT or E2E) against offered load, log scale |
+//! | [`throughput`] | throughput and goodput against offered load |
+//! | [`queue`] | `num_requests_running` and `num_requests_waiting` over simulated time |
+//! | [`timeline`] | the two clocks: queue wait, prefill and token drip of a few requests |
+//! | [`goodput_slo`] | goodput against the TTFT SLO, beside throughput |
+//!
+//! The area's size is in physical pixels (CSS px x device pixel ratio); [`Style::scale`] is
+//! that ratio, and fonts, strokes and markers grow with it. Layout adapts to the width: below
+//! 560 CSS px a chart uses smaller fonts, fewer ticks and shorter labels. Each `draw` first
+//! fills the area with the background, so it can redraw the same canvas. Legends sit on a line
+//! above the plot so they never hide data.
+//!
+//! Input is never trusted to be tidy: empty or mismatched vectors (the shortest length wins),
+//! NaN and infinities (a line breaks there), a single point and all-zero data draw without
+//! panicking; with nothing to draw, the chart shows its axes and a "no data" caption.
+//!
+//! Colours follow the Okabe-Ito palette, one role per colour in every chart (see
+//! [`Palette`]).
+//!
+//! ```
+//! use kneelab_plot::{Style, latency};
+//! use plotters::prelude::*;
+//! use plotters_svg::SVGBackend;
+//!
+//! let data = latency::LatencyData {
+//!     metric_label: "TTFT".into(),
+//!     loads: vec![0.5, 0.9, 1.1],
+//!     p50_s: vec![0.3, 1.0, 20.0],
+//!     p99_s: vec![0.6, 5.0, 60.0],
+//!     slo_s: Some(2.0),
+//!     ..Default::default()
+//! };
+//! let mut svg = String::new();
+//! {
+//!     let area = SVGBackend::with_string(&mut svg, (360, 240)).into_drawing_area();
+//!     latency::draw(&area, &data, &Style::light(1.0).for_svg()).unwrap();
+//!     area.present().unwrap();
+//! }
+//! assert!(svg.contains("SLO 2 s"));
+//! ```
+
+#![warn(missing_docs)]
+
+mod format;
+mod frame;
+mod geom;
+mod legend;
+mod marks;
+mod style;
+
+pub mod goodput_slo;
+pub mod latency;
+pub mod queue;
+pub mod throughput;
+pub mod timeline;
+
+pub use format::{format_percent, format_seconds};
+pub use frame::DrawResult;
+/// The plotters this crate draws with, so callers build areas with the same version.
+pub use plotters;
+pub use style::{Palette, SVG_FONT_SCALE, Style, Theme, contrast_ratio};
