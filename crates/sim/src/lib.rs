@@ -35,6 +35,7 @@ pub mod cost;
 pub mod dist;
 mod error;
 pub mod event;
+pub mod exposition;
 pub mod recorder;
 pub mod scenario;
 pub mod simulation;
@@ -54,7 +55,7 @@ pub use scenario::{Load, Scenario, Slo};
 pub use simulation::{Options, Simulation};
 pub use sizing::{Sizing, size};
 pub use stats::Stat;
-pub use summary::{Goodput, LittlesLaw, Outcome, Summary};
+pub use summary::{FinalState, Goodput, LittlesLaw, Outcome, Summary};
 pub use sweep::{Knee, Saturation, Sweep, SweepOptions, SweepPoint, sweep};
 
 /// Validates `config`, measures the replica's capacity, runs it and summarises.

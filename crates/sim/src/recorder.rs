@@ -113,6 +113,11 @@ impl Recorder {
         self.kv_used = kv_used;
     }
 
+    /// `num_requests_running`, `num_requests_waiting` and KV blocks in use now.
+    pub fn state(&self) -> (u32, u32, u64) {
+        (self.running, self.waiting, self.kv_used)
+    }
+
     /// Whether the measured window has started.
     #[inline]
     pub fn in_window(&self) -> bool {

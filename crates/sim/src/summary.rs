@@ -98,6 +98,19 @@ pub struct Outcome {
     pub series: Vec<QueuePoint>,
     /// Traced requests, if any.
     pub traces: Vec<Trace>,
+    /// The gauges when the run stopped, as a `/metrics` scrape would read them then.
+    pub final_state: FinalState,
+}
+
+/// `num_requests_running`, `num_requests_waiting` and KV cache usage at the end of the run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FinalState {
+    /// Requests in the batch.
+    pub num_requests_running: u32,
+    /// Requests in the queue.
+    pub num_requests_waiting: u32,
+    /// Fraction of KV cache blocks in use.
+    pub kv_cache_usage: f64,
 }
 
 /// Goodput under given SLOs.
@@ -159,8 +172,15 @@ impl Outcome {
             slo_tpot_ms: scenario.slo.tpot_s * 1e3,
             truncated,
         };
+        let (running, waiting, kv_used) = rec.state();
+        let final_state = FinalState {
+            num_requests_running: running,
+            num_requests_waiting: waiting,
+            kv_cache_usage: kv_used as f64 / scenario.engine.kv_blocks as f64,
+        };
         Outcome {
             summary,
+            final_state,
             throughput_rps: lambda,
             slo_pairs: rec.slo_pairs,
             ttft_samples_s: rec.ttft_s,
