@@ -1,0 +1,92 @@
+//! `cargo xtask`: the one place that knows how to build, serve, test and bench kneelab.
+//!
+//! Run `cargo xtask --help`. Each subcommand lives in its own module.
+
+mod bench;
+mod serve;
+mod test;
+mod web;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+
+/// Build, serve, test and bench the kneelab workspace.
+#[derive(Parser)]
+#[command(name = "xtask", bin_name = "cargo xtask", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Subcommand)]
+enum Task {
+    /// Build the wasm module and its JS glue into www/pkg/ and print what the page weighs.
+    BuildWeb(web::Args),
+    /// Build the page (unless --no-build) and serve www/ over HTTP.
+    Serve(serve::Args),
+    /// fmt, clippy (native and wasm32), cargo test, then the browser suite in tests/.
+    Test(test::Args),
+    /// Run the simulation benchmark (crates/sim/examples/bench.rs) in release mode.
+    Bench(bench::Args),
+}
+
+fn main() -> ExitCode {
+    let result = match Cli::parse().task {
+        Task::BuildWeb(args) => web::run(&args),
+        Task::Serve(args) => serve::run(&args),
+        Task::Test(args) => test::run(&args),
+        Task::Bench(args) => bench::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            // One readable line with its causes; no backtrace even when RUST_BACKTRACE is set.
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root (this crate lives in `crates/xtask`).
+fn repo_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("crates/xtask sits two levels below the workspace root")
+}
+
+/// A `cargo` command run from the workspace root, using the same cargo that runs us.
+fn cargo() -> Command {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(repo_root());
+    cmd
+}
+
+/// Prints a step header, runs `cmd` with inherited stdio and fails with a clear message if it fails.
+fn run_step(title: &str, cmd: &mut Command) -> Result<()> {
+    println!("\n==> {title}\n    $ {}", describe(cmd));
+    let status = cmd.status().with_context(|| format!("could not start `{}`", describe(cmd)))?;
+    if !status.success() {
+        bail!("step failed: {title} (`{}` exited with {status})", describe(cmd));
+    }
+    Ok(())
+}
+
+/// The command line of `cmd`, for messages.
+fn describe(cmd: &Command) -> String {
+    let program = Path::new(cmd.get_program()).file_name().unwrap_or(cmd.get_program()).to_string_lossy().into_owned();
+    std::iter::once(program)
+        .chain(cmd.get_args().map(|a| a.to_string_lossy().into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `path` relative to the workspace root, for messages.
+fn rel(path: &Path) -> PathBuf {
+    path.strip_prefix(repo_root()).unwrap_or(path).to_path_buf()
+}

@@ -1,0 +1,184 @@
+//! `cargo xtask build-web`: kneelab-web -> wasm32 -> wasm-bindgen (`--target web`) -> wasm-opt -> www/pkg/.
+
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result, bail};
+use flate2::{Compression, write::GzEncoder};
+
+use crate::{cargo, describe, rel, repo_root};
+
+const WASM_TARGET: &str = "wasm32-unknown-unknown";
+/// The wasm-bindgen output name: www/main.js imports `./pkg/kneelab_web.js`.
+const CRATE_NAME: &str = "kneelab_web";
+
+/// Arguments of `cargo xtask build-web`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Build with the dev profile (quick, large, with debug info and assertions) instead of
+    /// `wasm-release`; skips wasm-opt.
+    #[arg(long)]
+    pub dev: bool,
+}
+
+/// Builds the page's wasm module and JS glue into www/pkg/ and prints what the page weighs.
+pub fn run(args: &Args) -> Result<()> {
+    let root = repo_root();
+    let out_dir = root.join("www").join("pkg");
+    ensure_wasm_target()?;
+    let wasm = build_wasm(args.dev)?;
+    bindgen(&wasm, &out_dir, args.dev)?;
+    let bg_wasm = out_dir.join(format!("{CRATE_NAME}_bg.wasm"));
+    if args.dev {
+        println!("dev build: wasm-opt skipped (the wasm keeps its debug info)");
+    } else {
+        optimise(&bg_wasm)?;
+    }
+    print_sizes(&root.join("www"))
+}
+
+/// Installs the wasm32 target through rustup if this toolchain lacks it (a fresh machine does).
+pub fn ensure_wasm_target() -> Result<()> {
+    let output = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .context("could not run `rustup target list --installed`: is rustup installed?")?;
+    if !output.status.success() {
+        bail!("`rustup target list --installed` failed: {}", String::from_utf8_lossy(&output.stderr).trim());
+    }
+    if String::from_utf8_lossy(&output.stdout).lines().any(|line| line.trim() == WASM_TARGET) {
+        return Ok(());
+    }
+    crate::run_step("install the wasm32 target", Command::new("rustup").args(["target", "add", WASM_TARGET]))
+}
+
+/// Builds kneelab-web for wasm32 and returns the path of the `.wasm` cargo produced.
+fn build_wasm(dev: bool) -> Result<PathBuf> {
+    let profile = if dev { "dev" } else { "wasm-release" };
+    let mut cmd = cargo();
+    cmd.args(["build", "-p", "kneelab-web", "--target", WASM_TARGET])
+        .args(["--profile", profile])
+        // JSON on stdout tells us where the artifact is (target dir, profile dir);
+        // diagnostics are still rendered for humans on stderr.
+        .arg("--message-format=json-render-diagnostics")
+        .stdout(Stdio::piped());
+    println!("\n==> build kneelab-web for {WASM_TARGET} ({profile})\n    $ {}", describe(&cmd));
+    let mut child = cmd.spawn().with_context(|| format!("could not start `{}`", describe(&cmd)))?;
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let mut wasm = None;
+    for line in BufReader::new(stdout).lines() {
+        let line = line.context("reading cargo's output")?;
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        if message["reason"] == "compiler-artifact" && message["target"]["name"] == CRATE_NAME {
+            let files = message["filenames"].as_array().into_iter().flatten();
+            if let Some(file) = files.filter_map(|f| f.as_str()).find(|f| f.ends_with(".wasm")) {
+                wasm = Some(PathBuf::from(file));
+            }
+        }
+    }
+    let status = child.wait()?;
+    if !status.success() {
+        bail!("building kneelab-web for {WASM_TARGET} failed (`{}` exited with {status})", describe(&cmd));
+    }
+    wasm.context("cargo built kneelab-web but reported no .wasm file: is it still a cdylib?")
+}
+
+/// Runs wasm-bindgen (as a library, same version as the wasm-bindgen crate) into `out_dir`.
+fn bindgen(wasm: &Path, out_dir: &Path, dev: bool) -> Result<()> {
+    println!("==> wasm-bindgen --target web -> {}", rel(out_dir).display());
+    // Start clean so files from an older build (snippets, renamed modules) cannot linger.
+    if out_dir.exists() {
+        fs::remove_dir_all(out_dir).with_context(|| format!("removing {}", out_dir.display()))?;
+    }
+    wasm_bindgen_cli_support::Bindgen::new()
+        .input_path(wasm)
+        .web(true)?
+        // Without this the generated `init()` has no default URL for the .wasm and fails.
+        .omit_default_module_path(false)
+        .debug(dev)
+        .keep_debug(dev)
+        .generate(out_dir)
+        .with_context(|| format!("wasm-bindgen failed on {}", wasm.display()))
+}
+
+/// Shrinks the wasm in place with the npm package binaryen's wasm-opt, if tests/ has it installed.
+/// Debian's binaryen (108) is too old: its output fails to load in Chromium.
+fn optimise(wasm: &Path) -> Result<()> {
+    let wasm_opt = repo_root().join("tests/node_modules/.bin/wasm-opt");
+    if !wasm_opt.exists() {
+        println!(
+            "wasm-opt not found at {}: the wasm is unoptimised (about a third larger); \
+             get it with `npm ci --prefix tests`",
+            rel(&wasm_opt).display()
+        );
+        return Ok(());
+    }
+    let before = fs::metadata(wasm)?.len();
+    // Plain -Oz: `--all-features` would emit imports Chromium rejects.
+    let mut cmd = Command::new(&wasm_opt);
+    cmd.arg("-Oz").arg(wasm).arg("-o").arg(wasm);
+    println!("==> wasm-opt -Oz\n    $ {}", describe(&cmd));
+    let status = cmd.status().with_context(|| format!("could not start {}", wasm_opt.display()))?;
+    if !status.success() {
+        bail!("wasm-opt failed ({status}) on {}", wasm.display());
+    }
+    let after = fs::metadata(wasm)?.len();
+    println!("    {} -> {}", human(before), human(after));
+    Ok(())
+}
+
+/// Prints raw and gzipped sizes of every file in www/ the page loads (html, css, js, wasm).
+fn print_sizes(www: &Path) -> Result<()> {
+    let mut files = Vec::new();
+    collect_page_files(www, &mut files)?;
+    files.sort();
+    println!("\nwhat the page loads ({}):", rel(www).display());
+    println!("    {:<40} {:>12} {:>12}", "file", "raw", "gzip");
+    let (mut total_raw, mut total_gzip) = (0, 0);
+    for file in &files {
+        let bytes = fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+        let raw = bytes.len() as u64;
+        let gzip = gzipped_len(&bytes)?;
+        total_raw += raw;
+        total_gzip += gzip;
+        let name = file.strip_prefix(www).unwrap_or(file).display().to_string();
+        println!("    {name:<40} {:>12} {:>12}", human(raw), human(gzip));
+    }
+    println!("    {:<40} {:>12} {:>12}", "total", human(total_raw), human(total_gzip));
+    println!("total gzipped: {} ({total_gzip} bytes)", human(total_gzip));
+    Ok(())
+}
+
+/// The kinds of file the page fetches; .d.ts and the like are for editors, not browsers.
+fn is_page_file(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    !name.ends_with(".d.ts")
+        && matches!(path.extension().and_then(|e| e.to_str()), Some("html" | "css" | "js" | "mjs" | "wasm"))
+}
+
+fn collect_page_files(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
+    for entry in fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let path = entry?.path();
+        if path.is_dir() {
+            collect_page_files(&path, files)?;
+        } else if is_page_file(&path) {
+            files.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn gzipped_len(bytes: &[u8]) -> Result<u64> {
+    let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
+    encoder.write_all(bytes)?;
+    Ok(encoder.finish()?.len() as u64)
+}
+
+/// `1234567` -> `1205.6 KiB`; small files in bytes.
+fn human(bytes: u64) -> String {
+    if bytes < 1024 { format!("{bytes} B") } else { format!("{:.1} KiB", bytes as f64 / 1024.0) }
+}

@@ -1,0 +1,79 @@
+// Shared by every spec: `import { test, expect, openPage } from './helpers.mjs'`.
+//
+// The `test` exported here records, for every test, console errors, uncaught page errors,
+// failed requests (network failures and HTTP errors) and any request to a non-loopback origin,
+// and fails the test after it ran if there was any: each test also checks "zero console errors"
+// and "nothing fetched from another origin" (the page must work offline). Requests to other
+// origins are aborted before they leave the machine.
+// A spec that provokes an error on purpose lists it: `test.use({ allowedIssues: [/field `seed`/] })`.
+import { test as base, expect } from '@playwright/test';
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** True for URLs the page may fetch: loopback HTTP(S)/WS, or local schemes (data:, blob:, about:). */
+export function isLocalUrl(url) {
+  const { protocol, hostname } = new URL(url);
+  if (['http:', 'https:', 'ws:', 'wss:'].includes(protocol)) return LOOPBACK.has(hostname);
+  return ['data:', 'blob:', 'about:'].includes(protocol);
+}
+
+export const test = base.extend({
+  /** Patterns (RegExp or substring) of issues a test expects; every other issue fails it. */
+  allowedIssues: [[], { option: true }],
+
+  /** The issues seen so far in this test (auto: every test gets the check). */
+  pageIssues: [
+    async ({ context, page, allowedIssues }, use) => {
+      const issues = [];
+      page.on('console', (msg) => {
+        if (msg.type() === 'error') {
+          const { url, lineNumber } = msg.location();
+          issues.push(`console error: ${msg.text()}${url ? ` (${url}:${lineNumber})` : ''}`);
+        }
+      });
+      page.on('pageerror', (err) => issues.push(`page error: ${err.stack ?? err.message}`));
+      // Never let a test send traffic off this machine: abort such requests (they are still
+      // recorded below, as a cross-origin request and a failed one).
+      await context.route(
+        (url) => !isLocalUrl(url.href),
+        (route) => route.abort('blockedbyclient'),
+      );
+      // On the context, so requests from workers are seen too.
+      context.on('request', (req) => {
+        if (!isLocalUrl(req.url())) issues.push(`request to another origin: ${req.method()} ${req.url()}`);
+      });
+      context.on('requestfailed', (req) =>
+        issues.push(`request failed: ${req.method()} ${req.url()}: ${req.failure()?.errorText}`),
+      );
+      context.on('response', (res) => {
+        if (res.status() >= 400) issues.push(`HTTP ${res.status()}: ${res.request().method()} ${res.url()}`);
+      });
+
+      await use(issues);
+
+      const unexpected = issues.filter(
+        (issue) =>
+          !allowedIssues.some((p) => (p instanceof RegExp ? p.test(issue) : issue.includes(p))),
+      );
+      expect(unexpected, 'console errors, page errors, failed or cross-origin requests').toEqual([]);
+    },
+    { auto: true },
+  ],
+});
+
+export { expect };
+
+/**
+ * Opens `path` and waits until the page says its wasm module is initialised
+ * (`<html data-ready="true">`); fails with the page's own message if it reports an error.
+ */
+export async function openPage(page, path = '/') {
+  await page.goto(path);
+  const html = page.locator('html');
+  await expect(html).toHaveAttribute('data-ready', /^(true|error)$/);
+  const state = await html.getAttribute('data-ready');
+  if (state !== 'true') {
+    const message = await page.locator('[role=alert]').first().textContent().catch(() => null);
+    throw new Error(`the page failed to initialise: ${message ?? '(no message in the page)'}`);
+  }
+}

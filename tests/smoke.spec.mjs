@@ -1,0 +1,17 @@
+import { test, expect, openPage } from './helpers.mjs';
+
+test('the page loads its wasm module and shows its version', async ({ page }) => {
+  await openPage(page);
+  // Ask the (already initialised) module itself, so the page can't just hard-code a string.
+  const version = await page.evaluate(async () => (await import('/pkg/kneelab_web.js')).version());
+  expect(version).toMatch(/^kneelab \d+\.\d+\.\d+/);
+  await expect(page.locator('body')).toContainText(version);
+});
+
+test('the wasm is served as application/wasm', async ({ request }) => {
+  const response = await request.get('/pkg/kneelab_web_bg.wasm');
+  expect(response.status()).toBe(200);
+  expect(response.headers()['content-type']).toBe('application/wasm');
+  // The magic number: the server sent the module itself, not an error page.
+  expect([...(await response.body()).subarray(0, 4)]).toEqual([0x00, 0x61, 0x73, 0x6d]);
+});
