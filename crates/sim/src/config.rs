@@ -238,17 +238,19 @@ pub enum WorkloadPreset {
 }
 
 /// Request sizes: a preset, explicit distributions, or a preset with one side overridden.
+///
+/// An absent `workload` is the chat preset; a given one has exactly the fields it names.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(deny_unknown_fields)]
 pub struct WorkloadConfig {
     /// `chat` or `rag`; explicit distributions below override its halves.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preset: Option<WorkloadPreset>,
     /// Prompt length in tokens.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_tokens: Option<DistConfig>,
     /// Output length in tokens.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<DistConfig>,
 }
 

@@ -56,7 +56,7 @@ pub use simulation::{Options, Simulation};
 pub use sizing::{Sizing, size};
 pub use stats::Stat;
 pub use summary::{FinalState, Goodput, LittlesLaw, Outcome, Summary};
-pub use sweep::{Knee, Saturation, Sweep, SweepOptions, SweepPoint, sweep};
+pub use sweep::{Knee, Saturation, Sweep, SweepOptions, SweepPoint, SweepRun, sweep};
 
 /// Validates `config`, measures the replica's capacity, runs it and summarises.
 pub fn simulate(config: &Config) -> Result<Summary, ConfigError> {

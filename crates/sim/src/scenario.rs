@@ -205,10 +205,10 @@ fn resolve(c: &Config) -> Result<(Scenario, LoadSpec), ConfigError> {
     let prompt_cfg = w.prompt_tokens.clone().or_else(|| preset.clone().map(|p| p.0)).ok_or_else(|| {
         ConfigError::new("workload.prompt_tokens", "is required unless workload.preset is set (\"chat\" or \"rag\")")
     })?;
+    let prompt = TokenDist::from_config(&prompt_cfg, "workload.prompt_tokens")?;
     let output_cfg = w.output_tokens.clone().or_else(|| preset.map(|p| p.1)).ok_or_else(|| {
         ConfigError::new("workload.output_tokens", "is required unless workload.preset is set (\"chat\" or \"rag\")")
     })?;
-    let prompt = TokenDist::from_config(&prompt_cfg, "workload.prompt_tokens")?;
     let output = TokenDist::from_config(&output_cfg, "workload.output_tokens")?;
 
     if !engine.chunked_prefill {

@@ -37,21 +37,23 @@ pub fn size(
     knee_qps: Option<f64>,
     saturation_qps: Option<f64>,
 ) -> Result<Sizing, ConfigError> {
-    let check = |name: &str, v: f64, min: f64| {
-        if v.is_finite() && v >= min && v <= 1e12 {
+    let check = |name: &str, v: f64, at_least_one: bool| {
+        let ok = v.is_finite() && v <= 1e12 && if at_least_one { v >= 1.0 } else { v > 0.0 };
+        if ok {
             Ok(())
         } else {
-            Err(ConfigError::new(name, format!("must be a number of at least {min}, got {v}")))
+            let rule = if at_least_one { "at least 1" } else { "above 0" };
+            Err(ConfigError::new(name, format!("must be a number {rule}, got {v}")))
         }
     };
-    check("max_num_seqs", max_num_seqs, 1.0)?;
-    check("latency_s", latency_s, 1e-9)?;
-    check("peak_qps", peak_qps, 1e-9)?;
+    check("max_num_seqs", max_num_seqs, true)?;
+    check("latency_s", latency_s, false)?;
+    check("peak_qps", peak_qps, false)?;
     if let Some(q) = knee_qps {
-        check("knee_qps", q, 1e-9)?;
+        check("knee_qps", q, false)?;
     }
     if let Some(q) = saturation_qps {
-        check("saturation_qps", q, 1e-9)?;
+        check("saturation_qps", q, false)?;
     }
     let per_replica_max_qps = max_num_seqs / latency_s;
     Ok(Sizing {

@@ -100,6 +100,8 @@ pub struct Outcome {
     pub traces: Vec<Trace>,
     /// The gauges when the run stopped, as a `/metrics` scrape would read them then.
     pub final_state: FinalState,
+    /// Simulated time when the run stopped.
+    pub end_s: f64,
 }
 
 /// `num_requests_running`, `num_requests_waiting` and KV cache usage at the end of the run.
@@ -181,6 +183,7 @@ impl Outcome {
         Outcome {
             summary,
             final_state,
+            end_s: rec.window_end_s,
             throughput_rps: lambda,
             slo_pairs: rec.slo_pairs,
             ttft_samples_s: rec.ttft_s,

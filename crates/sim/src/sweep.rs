@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::capacity::{self, Capacity};
-use crate::config::{Config, LoadMode};
+use crate::config::{Config, LoadConfig, LoadMode};
 use crate::error::ConfigError;
 use crate::scenario::{Load, Scenario, Slo};
 use crate::simulation::{Options, Simulation};
@@ -98,40 +98,98 @@ pub fn load_grid(from: f64, to: f64, step: f64) -> Result<Vec<f64>, ConfigError>
     Ok((0..n).map(|i| ((from + step * i as f64) * 1e9).round() / 1e9).collect())
 }
 
+/// A sweep that runs one load point at a time, so a page can interleave it with input handling
+/// and draw the curves as they fill in.
+#[derive(Clone, Debug)]
+pub struct SweepRun {
+    base: Scenario,
+    mode: LoadMode,
+    capacity: Capacity,
+    loads: Vec<f64>,
+    outcomes: Vec<Outcome>,
+}
+
+impl SweepRun {
+    /// Validates `config` and `loads` and measures the capacity unless one is given. The
+    /// config's load mode and think time are kept; its rate, users or offered load are not.
+    pub fn new(config: &Config, loads: &[f64], capacity: Option<Capacity>) -> Result<SweepRun, ConfigError> {
+        for (i, &load) in loads.iter().enumerate() {
+            if !(load.is_finite() && load > 0.0 && load <= crate::scenario::MAX_OFFERED_LOAD) {
+                return Err(ConfigError::new(
+                    format!("loads[{i}]"),
+                    format!("must be above 0 and at most 10, got {load}"),
+                ));
+            }
+        }
+        let mut probe = config.clone();
+        probe.load = LoadConfig { offered_load: Some(1.0), rate_rps: None, users: None, ..config.load.clone() };
+        let base = match capacity {
+            Some(c) => Scenario::with_capacity(&probe, c)?,
+            None => Scenario::new(&probe)?,
+        };
+        let capacity = base.capacity.unwrap_or_else(|| capacity::measure(&base));
+        Ok(SweepRun { base, mode: config.load.mode, capacity, loads: loads.to_vec(), outcomes: Vec::new() })
+    }
+
+    /// Runs the next load point; returns whether any remain.
+    pub fn step(&mut self) -> Result<bool, ConfigError> {
+        let Some(&load) = self.loads.get(self.outcomes.len()) else { return Ok(false) };
+        let cap = &self.capacity;
+        let mut scenario = match self.base.load {
+            Load::Open { burstiness, .. } => self.base.with_load(Load::Open { rate_rps: load * cap.rps, burstiness }),
+            Load::Closed { think_s, think, .. } => {
+                self.base.with_load(Load::Closed { users: capacity::closed_users(load, think_s, cap), think_s, think })
+            }
+        };
+        scenario.offered_load = Some(load);
+        self.outcomes.push(Simulation::new(&scenario, Options::default()).run()?);
+        Ok(!self.is_done())
+    }
+
+    /// Whether every load point has run.
+    pub fn is_done(&self) -> bool {
+        self.outcomes.len() == self.loads.len()
+    }
+
+    /// The measured capacity.
+    pub fn capacity(&self) -> Capacity {
+        self.capacity
+    }
+
+    /// The loads asked for.
+    pub fn loads(&self) -> &[f64] {
+        &self.loads
+    }
+
+    /// The outcomes of the points run so far, in load order.
+    pub fn outcomes(&self) -> &[Outcome] {
+        &self.outcomes
+    }
+
+    /// The sweep so far, judged under `slo`, with the knee at attainment `target`.
+    pub fn assemble(&self, slo: Slo, target: f64) -> Sweep {
+        assemble(self.mode, self.capacity, &self.loads, &self.outcomes, slo, target)
+    }
+}
+
 /// Runs `config` at every offered load in `loads` (its own load's mode and think time kept),
 /// returning every run's outcome, for callers that re-judge SLOs later.
+///
+/// A closed loop's "offered load" x means `N = x C (Z + W0)` users: what they would offer if
+/// every answer took the unloaded latency W0. They offer less once the replica slows down, so a
+/// closed loop's knee and saturation sit at higher x than an open loop's.
 pub fn sweep_outcomes(
     config: &Config,
     loads: &[f64],
     capacity: Option<Capacity>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(Capacity, Vec<Outcome>), ConfigError> {
-    let mut probe = config.clone();
-    probe.load =
-        crate::config::LoadConfig { offered_load: Some(1.0), rate_rps: None, users: None, ..config.load.clone() };
-    let base = match capacity {
-        Some(c) => Scenario::with_capacity(&probe, c)?,
-        None => Scenario::new(&probe)?,
-    };
-    let cap = base.capacity.unwrap_or_else(|| capacity::measure(&base));
-    for (i, &load) in loads.iter().enumerate() {
-        if !(load.is_finite() && load > 0.0 && load <= crate::scenario::MAX_OFFERED_LOAD) {
-            return Err(ConfigError::new(format!("loads[{i}]"), format!("must be above 0 and at most 10, got {load}")));
-        }
+    let mut run = SweepRun::new(config, loads, capacity)?;
+    while !run.is_done() {
+        run.step()?;
+        progress(run.outcomes.len(), loads.len());
     }
-    let mut outcomes = Vec::with_capacity(loads.len());
-    for &load in loads {
-        let mut scenario = match base.load {
-            Load::Open { burstiness, .. } => base.with_load(Load::Open { rate_rps: load * cap.rps, burstiness }),
-            Load::Closed { think_s, think, .. } => {
-                base.with_load(Load::Closed { users: capacity::closed_users(load, think_s, &cap), think_s, think })
-            }
-        };
-        scenario.offered_load = Some(load);
-        outcomes.push(Simulation::new(&scenario, Options::default()).run()?);
-        progress(outcomes.len(), loads.len());
-    }
-    Ok((cap, outcomes))
+    Ok((run.capacity, run.outcomes))
 }
 
 /// Runs a sweep and finds the knee and saturation point.
@@ -146,9 +204,19 @@ pub fn sweep_with_progress(
     options: SweepOptions,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Sweep, ConfigError> {
+    check_target(options.attainment_target)?;
     let (cap, outcomes) = sweep_outcomes(config, loads, options.capacity, progress)?;
     let slo = Slo { ttft_s: config.slo.ttft_ms / 1e3, tpot_s: config.slo.tpot_ms / 1e3 };
     Ok(assemble(config.load.mode, cap, loads, &outcomes, slo, options.attainment_target))
+}
+
+/// Checks an SLO-attainment target: a fraction above 0 and at most 1.
+pub fn check_target(target: f64) -> Result<(), ConfigError> {
+    if target.is_finite() && target > 0.0 && target <= 1.0 {
+        Ok(())
+    } else {
+        Err(ConfigError::new("attainment_target", format!("must be a fraction above 0 and at most 1, got {target}")))
+    }
 }
 
 /// Builds a [`Sweep`] from outcomes, judging goodput under `slo` (which may differ from the SLOs
