@@ -1,0 +1,179 @@
+//! Canvas plumbing for kneelab-plot's charts: HiDPI backing stores, and the chart data built from
+//! the lab's sweep and current run.
+
+use kneelab_plot::plotters::coord::Shift;
+use kneelab_plot::plotters::prelude::*;
+use kneelab_plot::{DrawResult, Style, latency, queue, throughput, timeline};
+use kneelab_sim::{QueuePoint, Sweep, Trace};
+use plotters_canvas::CanvasBackend;
+use wasm_bindgen::JsError;
+use web_sys::HtmlCanvasElement;
+
+/// Sizes `canvas`'s backing store to its CSS size times the device pixel ratio (plotters does not
+/// do HiDPI), then draws with `f`. Returns `false` without drawing when the canvas is not laid out.
+pub fn draw_on(
+    canvas: &HtmlCanvasElement,
+    dark: bool,
+    f: impl FnOnce(&DrawingArea<CanvasBackend, Shift>, &Style) -> DrawResult<CanvasBackend>,
+) -> Result<bool, JsError> {
+    let (css_w, css_h) = (canvas.client_width(), canvas.client_height());
+    if css_w <= 0 || css_h <= 0 {
+        return Ok(false);
+    }
+    let dpr =
+        web_sys::window().map(|w| w.device_pixel_ratio()).filter(|d| d.is_finite()).unwrap_or(1.0).clamp(1.0, 4.0);
+    let (w, h) = ((css_w as f64 * dpr).round() as u32, (css_h as f64 * dpr).round() as u32);
+    if canvas.width() != w {
+        canvas.set_width(w);
+    }
+    if canvas.height() != h {
+        canvas.set_height(h);
+    }
+    let backend = CanvasBackend::with_canvas_object(canvas.clone())
+        .ok_or_else(|| JsError::new("the canvas has no 2D context"))?;
+    let area = backend.into_drawing_area();
+    let style = if dark { Style::dark(dpr) } else { Style::light(dpr) };
+    f(&area, &style).map_err(|e| JsError::new(&format!("drawing failed: {e}")))?;
+    area.present().map_err(|e| JsError::new(&format!("drawing failed: {e}")))?;
+    Ok(true)
+}
+
+/// The slider's position and the live numbers at it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Marker {
+    /// Offered load (fraction of capacity).
+    pub load: Option<f64>,
+    /// Live TTFT p50 and p99.
+    pub p50_s: Option<f64>,
+    /// Live TTFT p99.
+    pub p99_s: Option<f64>,
+    /// Live throughput.
+    pub throughput_rps: Option<f64>,
+    /// Live goodput.
+    pub goodput_rps: Option<f64>,
+}
+
+/// The knee to mark: none when even the highest load meets the target (the knee lies beyond
+/// the chart, and a line at its edge would say otherwise).
+fn knee_to_mark(sweep: Option<&Sweep>) -> Option<f64> {
+    let sweep = sweep?;
+    let knee = sweep.knee?;
+    let highest = sweep.points.iter().map(|p| p.offered_load).fold(f64::NEG_INFINITY, f64::max);
+    (knee.offered_load < highest).then_some(knee.offered_load)
+}
+
+/// TTFT p50/p99 against offered load.
+pub fn latency_data(sweep: Option<&Sweep>, marker: Marker, slo_ttft_s: f64) -> latency::LatencyData {
+    let points = sweep.map(|s| &s.points[..]).unwrap_or_default();
+    latency::LatencyData {
+        metric_label: "TTFT".into(),
+        loads: points.iter().map(|p| p.offered_load).collect(),
+        p50_s: points.iter().map(|p| p.summary.ttft_s.p50).collect(),
+        p99_s: points.iter().map(|p| p.summary.ttft_s.p99).collect(),
+        slo_s: Some(slo_ttft_s),
+        current_load: marker.load,
+        current_p50_s: marker.p50_s,
+        current_p99_s: marker.p99_s,
+        knee_load: knee_to_mark(sweep),
+        ..Default::default()
+    }
+}
+
+/// Throughput and goodput against offered load.
+pub fn throughput_data(sweep: Option<&Sweep>, marker: Marker) -> throughput::ThroughputData {
+    let points = sweep.map(|s| &s.points[..]).unwrap_or_default();
+    throughput::ThroughputData {
+        loads: points.iter().map(|p| p.offered_load).collect(),
+        throughput_rps: points.iter().map(|p| p.summary.throughput_rps).collect(),
+        goodput_rps: points.iter().map(|p| p.summary.goodput_rps).collect(),
+        offered_rps: points.iter().map(|p| p.offered_rps).collect(),
+        capacity_rps: sweep.map(|s| s.capacity_rps),
+        current_load: marker.load,
+        current_throughput_rps: marker.throughput_rps,
+        current_goodput_rps: marker.goodput_rps,
+        knee_load: knee_to_mark(sweep),
+    }
+}
+
+/// The most points a queue chart gets: more than a wide canvas has pixels is wasted work.
+const QUEUE_BUCKETS: usize = 480;
+
+/// `num_requests_running` and `num_requests_waiting` over simulated time, time-averaged into
+/// buckets so short spikes keep their weight without drawing every change.
+pub fn queue_data(series: &[QueuePoint], end_s: f64, max_num_seqs: u32) -> queue::QueueData {
+    let mut data = queue::QueueData { max_num_seqs: Some(max_num_seqs as f64), ..Default::default() };
+    let Some(first) = series.first() else { return data };
+    let (t0, t1) = (first.t_s, end_s.max(first.t_s));
+    if t1 <= t0 {
+        return data;
+    }
+    let width = (t1 - t0) / QUEUE_BUCKETS as f64;
+    let mut running = vec![0.0; QUEUE_BUCKETS];
+    let mut waiting = vec![0.0; QUEUE_BUCKETS];
+    for (i, p) in series.iter().enumerate() {
+        let until = series.get(i + 1).map_or(t1, |n| n.t_s).min(t1);
+        let mut t = p.t_s;
+        while t < until {
+            let b = (((t - t0) / width) as usize).min(QUEUE_BUCKETS - 1);
+            let bucket_end = t0 + (b + 1) as f64 * width;
+            let dt = until.min(bucket_end) - t;
+            running[b] += p.running as f64 * dt;
+            waiting[b] += p.waiting as f64 * dt;
+            // Step to the next bucket; the last one absorbs rounding at the end.
+            t = if b + 1 == QUEUE_BUCKETS { until } else { bucket_end.max(t + f64::EPSILON * t.abs().max(1.0)) };
+        }
+    }
+    data.t_s = (0..QUEUE_BUCKETS).map(|b| t0 + (b as f64 + 0.5) * width).collect();
+    data.running = running.iter().map(|a| a / width).collect();
+    data.waiting = waiting.iter().map(|a| a / width).collect();
+    data
+}
+
+/// A few traced requests, times measured from the first one's arrival.
+pub fn timeline_data(traces: &[Trace]) -> timeline::TimelineData {
+    let t0 = traces.first().map_or(0.0, |t| t.arrival_s);
+    let requests: Vec<timeline::RequestTrace> = traces
+        .iter()
+        .take(timeline::MAX_ROWS)
+        .map(|t| timeline::RequestTrace {
+            label: format!("req {}", t.id),
+            arrival_s: t.arrival_s - t0,
+            scheduled_s: t.scheduled_s - t0,
+            first_token_s: t.first_token_s - t0,
+            token_times_s: t.token_times_s.iter().map(|x| x - t0).collect(),
+            finish_s: t.finish_s - t0,
+        })
+        .collect();
+    // Bracket TTFT and TPOT on the request that waited longest: queueing is part of TTFT.
+    let highlight = requests
+        .iter()
+        .enumerate()
+        .max_by(|a, b| (a.1.scheduled_s - a.1.arrival_s).total_cmp(&(b.1.scheduled_s - b.1.arrival_s)))
+        .map(|(i, _)| i);
+    timeline::TimelineData { requests, highlight }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queue_buckets_are_time_averages() {
+        // 2 running for the first half, 4 for the second; waiting 0 then 10.
+        let series =
+            [QueuePoint { t_s: 0.0, running: 2, waiting: 0 }, QueuePoint { t_s: 50.0, running: 4, waiting: 10 }];
+        let d = queue_data(&series, 100.0, 8);
+        assert_eq!(d.t_s.len(), QUEUE_BUCKETS);
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        assert!((mean(&d.running) - 3.0).abs() < 1e-9);
+        assert!((mean(&d.waiting) - 5.0).abs() < 1e-9);
+        assert_eq!(d.running[0], 2.0);
+        assert_eq!(*d.waiting.last().unwrap(), 10.0);
+    }
+
+    #[test]
+    fn empty_or_instant_series_give_empty_data() {
+        assert!(queue_data(&[], 10.0, 8).t_s.is_empty());
+        assert!(queue_data(&[QueuePoint { t_s: 5.0, running: 1, waiting: 0 }], 5.0, 8).t_s.is_empty());
+    }
+}

@@ -1,0 +1,93 @@
+// The <knee-lab> element's own styles (shadow DOM), shared by every instance.
+
+export const labSheet = new CSSStyleSheet();
+labSheet.replaceSync(`
+:host {
+  --kl-bg: #ffffff;
+  --kl-fg: #1f2937;
+  --kl-muted: #4b5563;
+  --kl-line: #d1d5db;
+  --kl-panel: #f6f7f9;
+  --kl-accent: #0072b2;
+  --kl-bad: #b3261e;
+  --kl-good: #00704a;
+  display: block;
+  color: var(--kl-fg);
+  font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
+  container-type: inline-size;
+}
+@media (prefers-color-scheme: dark) {
+  :host {
+    --kl-bg: #111827;
+    --kl-fg: #e5e7eb;
+    --kl-muted: #a3acb9;
+    --kl-line: #374151;
+    --kl-panel: #1a2332;
+    --kl-accent: #56b4e9;
+    --kl-bad: #ff8a80;
+    --kl-good: #5fd3a0;
+  }
+}
+* { box-sizing: border-box; }
+[hidden] { display: none !important; }
+.lab { display: grid; gap: 14px; }
+.controls {
+  display: grid;
+  grid-template-columns: repeat(auto-fit, minmax(200px, 1fr));
+  gap: 10px 18px;
+  padding: 14px;
+  background: var(--kl-panel);
+  border: 1px solid var(--kl-line);
+  border-radius: 10px;
+}
+.control { display: flex; flex-direction: column; gap: 4px; min-width: 0; }
+.control.load { grid-column: 1 / -1; }
+.control label, .control .label { font-weight: 600; font-size: 14px; }
+.control code, .hint code { font-size: 13px; }
+.hint { color: var(--kl-muted); font-size: 13px; margin: 0; }
+.load-row { display: flex; align-items: center; gap: 12px; }
+.load-row input[type=range] { flex: 1; min-width: 0; height: 28px; accent-color: var(--kl-accent); }
+output.big { font-variant-numeric: tabular-nums; font-weight: 700; font-size: 20px; min-width: 4.2ch; text-align: right; }
+.check { flex-direction: row; align-items: center; gap: 8px; }
+.check input { width: 20px; height: 20px; margin: 0; accent-color: var(--kl-accent); }
+select, input[type=number] {
+  font: inherit; color: var(--kl-fg); background: var(--kl-bg);
+  border: 1px solid var(--kl-line); border-radius: 6px; padding: 5px 8px; min-height: 34px; width: 100%;
+}
+input[aria-invalid=true] { border-color: var(--kl-bad); outline: 2px solid var(--kl-bad); outline-offset: 1px; }
+:focus-visible { outline: 3px solid var(--kl-accent); outline-offset: 2px; }
+.error { color: var(--kl-bad); font-size: 13px; margin: 0; min-height: 0; }
+.error:empty { display: none; }
+.mapping { grid-column: 1 / -1; }
+.readouts {
+  display: grid; grid-template-columns: repeat(auto-fill, minmax(132px, 1fr)); gap: 8px; margin: 0;
+}
+.readouts > div {
+  border: 1px solid var(--kl-line); border-radius: 8px; padding: 6px 10px; background: var(--kl-bg);
+}
+.readouts dt { font-size: 12.5px; color: var(--kl-muted); }
+.readouts dd { margin: 0; font-size: 19px; font-weight: 700; font-variant-numeric: tabular-nums; }
+.readouts dd.over { color: var(--kl-bad); }
+.readouts dd.ok { color: var(--kl-good); }
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 420px), 1fr)); gap: 14px; }
+figure { margin: 0; border: 1px solid var(--kl-line); border-radius: 10px; padding: 10px; background: var(--kl-bg); min-width: 0; }
+figcaption { font-size: 13.5px; color: var(--kl-muted); margin-top: 6px; }
+figcaption strong { color: var(--kl-fg); }
+canvas { display: block; width: 100%; height: 270px; }
+figure.wide { grid-column: 1 / -1; }
+figure.wide canvas { height: 300px; }
+.status { font-size: 13.5px; color: var(--kl-muted); margin: 0; min-height: 1.45em; }
+.status[data-kind=error] { color: var(--kl-bad); font-weight: 600; }
+.sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+@container (max-width: 560px) {
+  .controls { grid-template-columns: 1fr 1fr; padding: 10px; gap: 8px 10px; }
+  .control.wide-sm { grid-column: 1 / -1; }
+  canvas { height: 230px; }
+  figure.wide canvas { height: 260px; }
+  .readouts { grid-template-columns: repeat(2, 1fr); }
+  .readouts dd { font-size: 17px; }
+}
+@media (prefers-reduced-motion: no-preference) {
+  .readouts dd { transition: color 0.2s; }
+}
+`);

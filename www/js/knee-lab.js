@@ -1,0 +1,668 @@
+// <knee-lab>: the whole knee lab in one custom element (open shadow root), working alone on any
+// page that loads this module. Every number it shows comes from the simulator (kneelab-web).
+//
+//   <knee-lab load="0.85" mode="open" workload="rag"></knee-lab>
+//
+// Attributes set the starting state: load (fraction of capacity, 0-1.2), mode (open | closed),
+// workload (chat | rag), preset (llama-3-8b-a100 | llama-3-8b-h100), max-num-seqs,
+// chunked-prefill (true | false), max-num-batched-tokens, slo-ttft-ms, slo-tpot-ms,
+// think-time-s, requests, seed; panels (latency throughput queue timeline goodput) and
+// controls (load mode engine slo model) pick what is shown.
+//
+// It feels instant because work is split by what it depends on: dragging the load re-runs only
+// the current point, once per animation frame; any other change re-measures the replica and
+// re-sweeps the curves one load point per task, so input is handled between points.
+
+import { loadKneelab } from './wasm.js';
+import { formatMetric, formatPercent, formatRate, formatSeconds } from './format.js';
+import { labSheet } from './knee-lab-style.js';
+
+export const PRESETS = {
+  'llama-3-8b-a100': { label: 'Llama-3-8B · A100-80GB', model: 'meta-llama/Meta-Llama-3-8B-Instruct' },
+  'llama-3-8b-h100': { label: 'Llama-3-8B · H100-SXM', model: 'meta-llama/Meta-Llama-3-8B-Instruct' },
+};
+
+export const WORKLOADS = {
+  chat: { label: 'Chat (prompt ≈ answer ≈ 256 tokens)', sloTtftMs: 500, sloTpotMs: 50 },
+  rag: { label: 'RAG (3,000-token prompts, 100-token answers)', sloTtftMs: 2000, sloTpotMs: 200 },
+};
+
+/** vLLM's max_model_len for these presets: the step budget when chunked prefill is off. */
+export const MAX_MODEL_LEN = 8192;
+
+const SEQS = [8, 16, 32, 64, 128, 256];
+const BUDGETS = [256, 512, 1024, 2048, 4096, 8192];
+const ALL_PANELS = ['latency', 'throughput', 'queue', 'timeline', 'goodput'];
+const ALL_CONTROLS = ['load', 'mode', 'engine', 'slo', 'model'];
+const READOUTS = [
+  ['ttft_p50', 'TTFT p50'],
+  ['ttft_p99', 'TTFT p99'],
+  ['tpot_p99', 'TPOT p99'],
+  ['e2e_p99', 'E2E p99'],
+  ['throughput_rps', 'Throughput'],
+  ['goodput_rps', 'Goodput'],
+  ['slo_attainment', 'Met both SLOs'],
+  ['num_requests_running', 'num_requests_running'],
+  ['num_requests_waiting', 'num_requests_waiting'],
+  ['capacity_rps', 'Capacity'],
+];
+
+/** The state every lab starts from; attributes override it. */
+export const DEFAULT_STATE = Object.freeze({
+  load: 0.85,
+  mode: 'open',
+  workload: 'rag',
+  preset: 'llama-3-8b-a100',
+  maxNumSeqs: 64,
+  chunkedPrefill: true,
+  maxNumBatchedTokens: 2048,
+  sloTtftMs: WORKLOADS.rag.sloTtftMs,
+  sloTpotMs: WORKLOADS.rag.sloTpotMs,
+  thinkTimeS: 10,
+  requests: 4000,
+  seed: 42,
+});
+
+const ATTRIBUTES = {
+  load: ['load', Number],
+  mode: ['mode', String],
+  workload: ['workload', String],
+  preset: ['preset', String],
+  'max-num-seqs': ['maxNumSeqs', Number],
+  'chunked-prefill': ['chunkedPrefill', (v) => v !== 'false' && v !== '0'],
+  'max-num-batched-tokens': ['maxNumBatchedTokens', Number],
+  'slo-ttft-ms': ['sloTtftMs', Number],
+  'slo-tpot-ms': ['sloTpotMs', Number],
+  'think-time-s': ['thinkTimeS', Number],
+  requests: ['requests', Number],
+  seed: ['seed', Number],
+};
+
+/** Which control shows the error for a config field. */
+const FIELD_CONTROL = [
+  [/^slo\.ttft_ms/, 'slo-ttft-ms'],
+  [/^slo\.tpot_ms/, 'slo-tpot-ms'],
+  [/^engine\.max_num_seqs/, 'max-num-seqs'],
+  [/^engine\.max_num_batched_tokens/, 'max-num-batched-tokens'],
+  [/^engine\.kv_cache_tokens/, 'max-num-seqs'],
+  [/^load\./, 'offered-load'],
+];
+
+const darkQuery = matchMedia('(prefers-color-scheme: dark)');
+const yieldTask = (() => {
+  // A zero-delay task (setTimeout clamps to 4 ms when nested): lets input events in between.
+  const channel = new MessageChannel();
+  const queue = [];
+  channel.port1.onmessage = () => queue.shift()?.();
+  return (fn) => {
+    queue.push(fn);
+    channel.port2.postMessage(0);
+  };
+})();
+
+function template(id) {
+  const opt = (v, label, selected) => `<option value="${v}"${v === selected ? ' selected' : ''}>${label}</option>`;
+  return `
+<div class="lab" part="lab">
+  <form class="controls" part="controls" onsubmit="return false" aria-label="Knee lab controls">
+    <div class="control load" data-group="load">
+      <label for="offered-load" id="${id}-load-label">Offered load <span class="hint">(% of the replica's capacity)</span></label>
+      <div class="load-row">
+        <input type="range" id="offered-load" min="0" max="120" step="1" value="85"
+               aria-describedby="offered-load-rate" aria-valuetext="85% of capacity">
+        <output id="offered-load-value" class="big" for="offered-load">85%</output>
+      </div>
+      <p class="hint" id="offered-load-rate" aria-live="off"></p>
+      <p class="error" id="offered-load-error" role="alert"></p>
+    </div>
+    <div class="control check wide-sm" data-group="mode">
+      <input type="checkbox" id="closed-loop" aria-describedby="closed-mapping">
+      <label for="closed-loop">Closed loop <span class="hint">(users wait for each answer)</span></label>
+    </div>
+    <p class="hint mapping" id="closed-mapping" data-group="mode"></p>
+    <div class="control check wide-sm" data-group="engine">
+      <input type="checkbox" id="chunked-prefill" checked aria-describedby="budget-hint">
+      <label for="chunked-prefill"><code>--enable-chunked-prefill</code></label>
+    </div>
+    <div class="control" data-group="engine">
+      <label for="max-num-batched-tokens"><code>--max-num-batched-tokens</code></label>
+      <select id="max-num-batched-tokens" aria-describedby="budget-hint">${BUDGETS.map((b) => opt(b, b.toLocaleString('en-US'), 2048)).join('')}</select>
+      <p class="hint" id="budget-hint"></p>
+      <p class="error" id="max-num-batched-tokens-error" role="alert"></p>
+    </div>
+    <div class="control" data-group="engine">
+      <label for="max-num-seqs"><code>--max-num-seqs</code></label>
+      <select id="max-num-seqs">${SEQS.map((s) => opt(s, String(s), 64)).join('')}</select>
+      <p class="error" id="max-num-seqs-error" role="alert"></p>
+    </div>
+    <div class="control" data-group="slo">
+      <label for="slo-ttft-ms">TTFT SLO (ms)</label>
+      <input type="number" id="slo-ttft-ms" min="1" step="any" inputmode="decimal" required>
+      <p class="error" id="slo-ttft-ms-error" role="alert"></p>
+    </div>
+    <div class="control" data-group="slo">
+      <label for="slo-tpot-ms">TPOT SLO (ms)</label>
+      <input type="number" id="slo-tpot-ms" min="1" step="any" inputmode="decimal" required>
+      <p class="error" id="slo-tpot-ms-error" role="alert"></p>
+    </div>
+    <div class="control" data-group="model">
+      <label for="preset">Model and GPU</label>
+      <select id="preset">${Object.entries(PRESETS).map(([k, p]) => opt(k, p.label)).join('')}</select>
+    </div>
+    <div class="control" data-group="model">
+      <label for="workload">Workload</label>
+      <select id="workload">${Object.entries(WORKLOADS).map(([k, w]) => opt(k, w.label)).join('')}</select>
+    </div>
+  </form>
+  <p class="status" role="status" id="status" part="status">Loading the simulator…</p>
+  <p class="error" role="alert" id="general-error"></p>
+  <dl class="readouts" part="readouts">
+    ${READOUTS.map(([m, label]) => `<div data-metric="${m}"><dt>${label}</dt><dd>—</dd></div>`).join('')}
+  </dl>
+  <div class="charts" part="charts">
+    <figure data-panel="latency">
+      <canvas id="chart-latency" role="img" aria-label="TTFT p50 and p99 against offered load"></canvas>
+      <figcaption>Time to first token against offered load. The vertical line is the slider; the dashed line the SLO.</figcaption>
+    </figure>
+    <figure data-panel="throughput">
+      <canvas id="chart-throughput" role="img" aria-label="Throughput and goodput against offered load"></canvas>
+      <figcaption>Throughput (dashed) counts every answer; goodput (solid) only those that met both SLOs.</figcaption>
+    </figure>
+    <figure data-panel="queue">
+      <canvas id="chart-queue" role="img" aria-label="num_requests_running and num_requests_waiting over time"></canvas>
+      <figcaption><code>num_requests_running</code> and <code>num_requests_waiting</code> over one simulated run at the slider's load.</figcaption>
+    </figure>
+    <figure data-panel="timeline" class="wide">
+      <canvas id="chart-timeline" role="img" aria-label="Timeline of a few requests"></canvas>
+      <figcaption>Six consecutive requests at the slider's load: queue wait, prefill, then one token per decode step.</figcaption>
+    </figure>
+    <figure data-panel="goodput">
+      <canvas id="chart-goodput" role="img" aria-label="Goodput against the TTFT SLO"></canvas>
+      <figcaption>Goodput at the slider's load for every TTFT SLO (TPOT SLO held); throughput does not care.</figcaption>
+    </figure>
+  </div>
+  <p class="sr-only" aria-live="polite" id="live-summary"></p>
+</div>`;
+}
+
+let instances = 0;
+
+export class KneeLab extends HTMLElement {
+  static observedAttributes = [...Object.keys(ATTRIBUTES), 'panels', 'controls'];
+
+  #state = { ...DEFAULT_STATE };
+  #panels = ['latency', 'throughput', 'queue'];
+  #controls = [...ALL_CONTROLS];
+  #lab = null;
+  #wasm = null;
+  #readouts = {};
+  #frame = 0;
+  #pointDirty = true;
+  #sweeping = false;
+  #sweepGeneration = 0;
+  #inputAt = null;
+  #paramAt = null;
+  #liveTimer = 0;
+  #idleWaiters = [];
+  #resize = null;
+  #ready;
+  /** Measured latencies in ms: `input` (slider input to readout), `param` (change to all charts). */
+  timings = { input: [], param: [] };
+
+  constructor() {
+    super();
+    const root = this.attachShadow({ mode: 'open' });
+    root.adoptedStyleSheets = [labSheet];
+    root.innerHTML = template(`kl${++instances}`);
+    this.#ready = new Promise((resolve, reject) => {
+      this._resolveReady = resolve;
+      this._rejectReady = reject;
+    });
+  }
+
+  /** Resolves once the simulator is loaded and the first point is drawn. */
+  get ready() {
+    return this.#ready;
+  }
+
+  /** A copy of the current state (what the controls show). */
+  get state() {
+    return { ...this.#state };
+  }
+
+  /** Merges `partial` into the state and recomputes what it affects. */
+  set state(partial) {
+    this.#update(partial, { fromUser: false });
+  }
+
+  /** The latest readouts, keyed by data-metric name, in the Summary's units. */
+  get readouts() {
+    return { ...this.#readouts };
+  }
+
+  /** The current mode's sweep (points, knee, saturation), or null before it has started. */
+  get sweep() {
+    return this.#lab ? this.#lab.sweepResult() : null;
+  }
+
+  /** The current run as vLLM's /metrics text (Prometheus format). */
+  metricsText() {
+    return this.#lab ? this.#lab.metricsText(PRESETS[this.#state.preset]?.model ?? 'model') : '';
+  }
+
+  /** Resolves when no sweep or point is pending. */
+  idle() {
+    if (this.#isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  attributeChangedCallback(name, _old, value) {
+    if (name === 'panels') {
+      this.#panels = (value ?? '').split(/\s+/).filter((p) => ALL_PANELS.includes(p));
+      this.#showParts();
+      this.#scheduleFrame();
+      return;
+    }
+    if (name === 'controls') {
+      this.#controls = (value ?? '').split(/\s+/).filter((c) => ALL_CONTROLS.includes(c));
+      this.#showParts();
+      return;
+    }
+    const spec = ATTRIBUTES[name];
+    if (!spec || value == null) return;
+    const [key, parse] = spec;
+    this.#update({ [key]: parse(value) }, { fromUser: false });
+  }
+
+  async connectedCallback() {
+    if (this.#wasm) return;
+    this.#wire();
+    this.#showParts();
+    this.#syncControls();
+    try {
+      this.#wasm = await loadKneelab();
+      this.#lab = new this.#wasm.Lab();
+    } catch (err) {
+      this.#setStatus(`The simulator failed to load: ${err.message ?? err}`, 'error');
+      this._rejectReady(err);
+      return;
+    }
+    this.#resize = new ResizeObserver(() => this.#scheduleFrame({ charts: true }));
+    this.#resize.observe(this.shadowRoot.querySelector('.charts'));
+    darkQuery.addEventListener('change', () => this.#scheduleFrame({ charts: true }));
+    this.#applyConfig();
+  }
+
+  disconnectedCallback() {
+    this.#resize?.disconnect();
+  }
+
+  // --- state -------------------------------------------------------------------------------
+
+  #update(partial, { fromUser }) {
+    const before = this.#state;
+    const next = { ...before, ...partial };
+    if (partial.workload && partial.workload !== before.workload && WORKLOADS[partial.workload]) {
+      // Each workload comes with SLOs that make sense for it, unless the caller set them too.
+      if (!('sloTtftMs' in partial)) next.sloTtftMs = WORKLOADS[partial.workload].sloTtftMs;
+      if (!('sloTpotMs' in partial)) next.sloTpotMs = WORKLOADS[partial.workload].sloTpotMs;
+    }
+    this.#state = next;
+    if (!this.isConnected || !this.#lab) {
+      this.#syncControls();
+      return;
+    }
+    const onlyLoad = Object.keys(partial).every((k) => k === 'load');
+    this.#syncControls();
+    if (onlyLoad) {
+      this.#setLoad(next.load);
+    } else {
+      this.#applyConfig();
+    }
+    if (fromUser) {
+      this.dispatchEvent(new CustomEvent('kneelab-change', { detail: this.state, bubbles: true, composed: true }));
+    }
+  }
+
+  /** The simulator's config for the current state (the CLI's JSON schema). */
+  config() {
+    const s = this.#state;
+    const chunked = s.chunkedPrefill;
+    return {
+      seed: s.seed,
+      engine: {
+        max_num_seqs: s.maxNumSeqs,
+        // vLLM without chunked prefill runs whole prompts: its budget is max_model_len.
+        max_num_batched_tokens: chunked ? s.maxNumBatchedTokens : Math.max(MAX_MODEL_LEN, s.maxNumSeqs),
+        chunked_prefill: chunked,
+        kv_cache_tokens: 440000,
+      },
+      cost: { model: 'roofline', preset: s.preset },
+      workload: { preset: s.workload },
+      load: s.mode === 'closed' ? { mode: 'closed', think_time_s: s.thinkTimeS } : { mode: 'open' },
+      slo: { ttft_ms: s.sloTtftMs, tpot_ms: s.sloTpotMs },
+      run: { requests: s.requests, warmup_requests: Math.floor(s.requests / 10) },
+    };
+  }
+
+  #applyConfig() {
+    this.#clearErrors();
+    const invalid = this.#checkInputs();
+    if (invalid) return;
+    try {
+      this.#lab.setConfig(this.config());
+      this.#lab.setLoad(this.#state.load);
+    } catch (err) {
+      this.#showError(err.message);
+      return;
+    }
+    this.#paramAt ??= performance.now();
+    this.#pointDirty = true;
+    this.#scheduleFrame({ charts: true });
+    this.#startSweep();
+  }
+
+  #setLoad(load) {
+    try {
+      this.#lab.setLoad(load);
+    } catch (err) {
+      this.#showError(err.message);
+      return;
+    }
+    this.#clearError('offered-load');
+    this.#pointDirty = true;
+    this.#scheduleFrame();
+  }
+
+  // --- scheduling ------------------------------------------------------------------------------
+
+  #isIdle() {
+    return !this.#sweeping && !this.#pointDirty && !this.#frame;
+  }
+
+  #settle() {
+    if (!this.#isIdle()) return;
+    this.removeAttribute('data-busy');
+    for (const resolve of this.#idleWaiters.splice(0)) resolve();
+  }
+
+  #scheduleFrame() {
+    this.setAttribute('data-busy', '');
+    if (this.#frame) return;
+    this.#frame = requestAnimationFrame(() => {
+      this.#frame = 0;
+      this.#render();
+      this.#settle();
+    });
+  }
+
+  #startSweep() {
+    const generation = ++this.#sweepGeneration;
+    this.#sweeping = true;
+    this.setAttribute('data-busy', '');
+    this.#setStatus('Measuring the replica’s capacity…');
+    const step = () => {
+      if (generation !== this.#sweepGeneration) return; // a newer change took over
+      const started = performance.now();
+      let more = true;
+      try {
+        // A time slice of sweep work, then yield so input is handled between load points.
+        do {
+          more = this.#lab.sweepStep();
+        } while (more && performance.now() - started < 12);
+      } catch (err) {
+        this.#sweeping = false;
+        this.#showError(err.message);
+        this.#settle();
+        return;
+      }
+      const { done, total } = this.#lab.sweepProgress();
+      if (more) {
+        this.#setStatus(`Sweeping offered load: ${done} of ${total} points…`);
+        this.#scheduleFrame();
+        yieldTask(step);
+      } else {
+        this.#sweeping = false;
+        this.#setStatus('');
+        this.#scheduleFrame();
+      }
+    };
+    yieldTask(step);
+  }
+
+  #render() {
+    if (!this.#lab) return;
+    try {
+      if (this.#pointDirty) {
+        this.#pointDirty = false;
+        this.#readouts = this.#lab.runPoint();
+      } else {
+        this.#readouts = this.#lab.readouts();
+      }
+    } catch (err) {
+      this.#showError(err.message);
+      return;
+    }
+    this.#showReadouts();
+    if (this.#inputAt != null) {
+      this.timings.input.push(performance.now() - this.#inputAt);
+      this.#inputAt = null;
+    }
+    this.#drawCharts();
+    if (this.#paramAt != null && !this.#sweeping) {
+      this.timings.param.push(performance.now() - this.#paramAt);
+      this.#paramAt = null;
+      this._resolveReady();
+    }
+    this.dispatchEvent(
+      new CustomEvent('kneelab-update', {
+        detail: { readouts: this.readouts, state: this.state, sweepDone: !this.#sweeping },
+        bubbles: true,
+        composed: true,
+      }),
+    );
+  }
+
+  #drawCharts() {
+    const dark = darkQuery.matches;
+    const root = this.shadowRoot;
+    const draw = {
+      latency: () => this.#lab.drawLatency(root.getElementById('chart-latency'), dark),
+      throughput: () => this.#lab.drawThroughput(root.getElementById('chart-throughput'), dark),
+      queue: () => this.#lab.drawQueue(root.getElementById('chart-queue'), dark),
+      timeline: () => this.#lab.drawTimeline(root.getElementById('chart-timeline'), dark),
+      goodput: () => this.#lab.drawGoodputSlo(root.getElementById('chart-goodput'), dark),
+    };
+    for (const panel of this.#panels) {
+      try {
+        draw[panel]();
+      } catch (err) {
+        this.#showError(err.message);
+      }
+    }
+    this.#describeCharts();
+  }
+
+  // --- DOM -------------------------------------------------------------------------------------
+
+  #el(id) {
+    return this.shadowRoot.getElementById(id);
+  }
+
+  #wire() {
+    const slider = this.#el('offered-load');
+    slider.addEventListener('input', () => {
+      this.#inputAt ??= performance.now();
+      this.#update({ load: Number(slider.value) / 100 }, { fromUser: true });
+    });
+    this.#el('closed-loop').addEventListener('change', (e) =>
+      this.#update({ mode: e.target.checked ? 'closed' : 'open' }, { fromUser: true }),
+    );
+    this.#el('chunked-prefill').addEventListener('change', (e) =>
+      this.#update({ chunkedPrefill: e.target.checked }, { fromUser: true }),
+    );
+    this.#el('max-num-seqs').addEventListener('change', (e) =>
+      this.#update({ maxNumSeqs: Number(e.target.value) }, { fromUser: true }),
+    );
+    this.#el('max-num-batched-tokens').addEventListener('change', (e) =>
+      this.#update({ maxNumBatchedTokens: Number(e.target.value) }, { fromUser: true }),
+    );
+    this.#el('preset').addEventListener('change', (e) => this.#update({ preset: e.target.value }, { fromUser: true }));
+    this.#el('workload').addEventListener('change', (e) =>
+      this.#update({ workload: e.target.value }, { fromUser: true }),
+    );
+    for (const [id, key] of [
+      ['slo-ttft-ms', 'sloTtftMs'],
+      ['slo-tpot-ms', 'sloTpotMs'],
+    ]) {
+      // `change`, not `input`: typing "1500" should not re-judge at 1, 15 and 150 on the way.
+      this.#el(id).addEventListener('change', (e) => {
+        const text = e.target.value.trim();
+        this.#update({ [key]: text === '' ? NaN : Number(text) }, { fromUser: true });
+      });
+    }
+  }
+
+  /** Client-side checks the engine cannot make (an empty box is not a number at all). */
+  #checkInputs() {
+    let bad = false;
+    for (const [id, key, label] of [
+      ['slo-ttft-ms', 'sloTtftMs', 'TTFT SLO'],
+      ['slo-tpot-ms', 'sloTpotMs', 'TPOT SLO'],
+    ]) {
+      if (!Number.isFinite(this.#state[key])) {
+        this.#setError(id, `${label}: enter a number of milliseconds.`);
+        bad = true;
+      }
+    }
+    return bad;
+  }
+
+  #syncControls() {
+    const s = this.#state;
+    const pct = Math.round(s.load * 100);
+    const slider = this.#el('offered-load');
+    if (Number(slider.value) !== pct) slider.value = String(pct);
+    slider.setAttribute('aria-valuetext', `${pct}% of capacity`);
+    this.#el('offered-load-value').value = `${pct}%`;
+    this.#el('closed-loop').checked = s.mode === 'closed';
+    this.#el('chunked-prefill').checked = s.chunkedPrefill;
+    const budget = this.#el('max-num-batched-tokens');
+    budget.value = String(s.chunkedPrefill ? s.maxNumBatchedTokens : MAX_MODEL_LEN);
+    budget.disabled = !s.chunkedPrefill;
+    this.#el('budget-hint').textContent = s.chunkedPrefill
+      ? 'Tokens per step: long prompts are split into chunks of what is left after the decodes.'
+      : `Without chunking vLLM sets it to max_model_len (${MAX_MODEL_LEN.toLocaleString('en-US')}): a whole prompt runs in one step and every decode waits for it.`;
+    this.#el('max-num-seqs').value = String(s.maxNumSeqs);
+    for (const [id, key] of [
+      ['slo-ttft-ms', 'sloTtftMs'],
+      ['slo-tpot-ms', 'sloTpotMs'],
+    ]) {
+      const input = this.#el(id);
+      if (Number.isFinite(s[key]) && Number(input.value) !== s[key]) input.value = String(s[key]);
+    }
+    this.#el('preset').value = s.preset;
+    this.#el('workload').value = s.workload;
+  }
+
+  #showParts() {
+    const root = this.shadowRoot;
+    for (const fig of root.querySelectorAll('figure[data-panel]')) fig.hidden = !this.#panels.includes(fig.dataset.panel);
+    for (const el of root.querySelectorAll('[data-group]')) el.hidden = !this.#controls.includes(el.dataset.group);
+    root.querySelector('.controls').hidden = this.#controls.length === 0;
+  }
+
+  #showReadouts() {
+    const r = this.#readouts;
+    for (const box of this.shadowRoot.querySelectorAll('.readouts [data-metric]')) {
+      const name = box.dataset.metric;
+      const value = r[name];
+      const dd = box.querySelector('dd');
+      if (value == null) {
+        box.removeAttribute('data-value');
+      } else {
+        box.setAttribute('data-value', String(value));
+      }
+      dd.textContent = formatMetric(name, value);
+      const limit = name.startsWith('ttft_') ? r.slo_ttft_s : name.startsWith('tpot_') ? r.slo_tpot_s : null;
+      dd.classList.toggle('over', limit != null && value != null && value > limit);
+      dd.classList.toggle('ok', limit != null && value != null && value <= limit);
+    }
+    const s = this.#state;
+    this.#el('offered-load-rate').textContent =
+      s.load <= 0
+        ? 'No traffic: drag the slider up to send requests.'
+        : s.mode === 'open'
+          ? `Poisson arrivals at ${formatRate(r.offered_rps)}, ${formatPercent(s.load)} of a capacity of ${formatRate(r.capacity_rps)}.`
+          : `Achieved ${formatRate(r.throughput_rps)} (${formatPercent(r.throughput_rps / r.capacity_rps)} of capacity).`;
+    this.#el('closed-mapping').textContent =
+      s.mode === 'closed' && r.users != null
+        ? `${r.users} users, each thinking ${formatSeconds(s.thinkTimeS)} on average between an answer and their next request. ` +
+          `The slider picks N = load × capacity × (think + unloaded latency) = ${formatPercent(s.load)} × ${formatRate(r.capacity_rps)} × ` +
+          `(${formatSeconds(s.thinkTimeS)} + ${formatSeconds(r.base_latency_s)}): if every answer took the unloaded latency they would offer the slider’s load; ` +
+          `when the replica slows down, they send less.` +
+          (r.open_same_ttft_p99 != null
+            ? ` An open loop at the same ${formatRate(r.open_same_rps)} has a TTFT p99 of ${formatSeconds(r.open_same_ttft_p99)} (this closed loop: ${formatSeconds(r.ttft_p99)}).`
+            : '')
+        : s.mode === 'closed'
+          ? ''
+          : 'Open loop: requests arrive at a rate whatever the replica does, like public traffic.';
+    clearTimeout(this.#liveTimer);
+    this.#liveTimer = setTimeout(() => {
+      this.#el('live-summary').textContent =
+        s.load <= 0
+          ? 'No traffic.'
+          : `At ${formatPercent(s.load)} offered load: TTFT p99 ${formatSeconds(r.ttft_p99)} against a ${formatSeconds(r.slo_ttft_s)} SLO; ` +
+            `goodput ${formatRate(r.goodput_rps)} of ${formatRate(r.throughput_rps)} throughput; ` +
+            `${formatMetric('num_requests_waiting', r.num_requests_waiting)} requests waiting on average.`;
+    }, 700);
+  }
+
+  #describeCharts() {
+    const r = this.#readouts;
+    const at = `at ${formatPercent(this.#state.load)} load`;
+    const knee = r.knee_load != null ? `; the knee is at ${formatPercent(r.knee_load)}` : '';
+    this.#el('chart-latency').setAttribute(
+      'aria-label',
+      `TTFT against offered load: ${at}, p50 ${formatSeconds(r.ttft_p50)} and p99 ${formatSeconds(r.ttft_p99)}, SLO ${formatSeconds(r.slo_ttft_s)}${knee}.`,
+    );
+    this.#el('chart-throughput').setAttribute(
+      'aria-label',
+      `Throughput and goodput against offered load: ${at}, throughput ${formatRate(r.throughput_rps)}, goodput ${formatRate(r.goodput_rps)}, capacity ${formatRate(r.capacity_rps)}${knee}.`,
+    );
+    this.#el('chart-queue').setAttribute(
+      'aria-label',
+      `Requests running and waiting over time ${at}: on average ${formatMetric('num_requests_running', r.num_requests_running)} running and ${formatMetric('num_requests_waiting', r.num_requests_waiting)} waiting.`,
+    );
+  }
+
+  #setStatus(text, kind = 'info') {
+    const status = this.#el('status');
+    status.textContent = text;
+    status.dataset.kind = kind;
+  }
+
+  #showError(message) {
+    const match = FIELD_CONTROL.find(([re]) => re.test(message));
+    this.#setError(match ? match[1] : 'general', message);
+  }
+
+  #setError(id, message) {
+    const el = this.#el(`${id}-error`);
+    el.textContent = message;
+    this.#el(id)?.setAttribute('aria-invalid', 'true');
+    if (id !== 'general') this.#el(id)?.setAttribute('aria-describedby', `${id}-error`);
+  }
+
+  #clearError(id) {
+    this.#el(`${id}-error`).textContent = '';
+    this.#el(id)?.removeAttribute('aria-invalid');
+  }
+
+  #clearErrors() {
+    for (const el of this.shadowRoot.querySelectorAll('.error')) el.textContent = '';
+    for (const el of this.shadowRoot.querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
+  }
+}
+
+if (!customElements.get('knee-lab')) customElements.define('knee-lab', KneeLab);
