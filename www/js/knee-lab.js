@@ -34,18 +34,40 @@ const SEQS = [8, 16, 32, 64, 128, 256];
 const BUDGETS = [256, 512, 1024, 2048, 4096, 8192];
 const ALL_PANELS = ['latency', 'throughput', 'queue', 'timeline', 'goodput'];
 const ALL_CONTROLS = ['load', 'mode', 'engine', 'slo', 'model'];
-const READOUTS = [
-  ['ttft_p50', 'TTFT p50'],
-  ['ttft_p99', 'TTFT p99'],
-  ['tpot_p99', 'TPOT p99'],
-  ['e2e_p99', 'E2E p99'],
-  ['throughput_rps', 'Throughput'],
-  ['goodput_rps', 'Goodput'],
-  ['slo_attainment', 'Met both SLOs'],
-  ['num_requests_running', 'num_requests_running'],
-  ['num_requests_waiting', 'num_requests_waiting'],
-  ['capacity_rps', 'Capacity'],
-];
+/** Labels of the readouts a lab can show (`metrics` attribute); the first ten are the default. */
+export const METRIC_LABELS = {
+  ttft_p50: 'TTFT p50',
+  ttft_p99: 'TTFT p99',
+  tpot_p99: 'TPOT p99',
+  e2e_p99: 'E2E p99',
+  throughput_rps: 'Throughput',
+  goodput_rps: 'Goodput',
+  slo_attainment: 'Met both SLOs',
+  num_requests_running: 'num_requests_running',
+  num_requests_waiting: 'num_requests_waiting',
+  capacity_rps: 'Capacity',
+  ttft_mean: 'TTFT mean',
+  ttft_p90: 'TTFT p90',
+  tpot_p50: 'TPOT p50',
+  itl_p99: 'ITL p99',
+  e2e_mean: 'E2E mean',
+  queue_p99: 'Queue wait p99',
+  output_tokens_per_s: 'Output tokens/s',
+  kv_cache_usage: 'KV cache used',
+  num_preemptions: 'Preemptions',
+  users: 'Users',
+  offered_rps: 'Offered rate',
+  knee_load: 'Knee',
+  knee_rps: 'Throughput at the knee',
+  saturation_rps: 'Saturation throughput',
+  distserve_goodput_rps: 'DistServe goodput',
+  littles_l: 'L (in flight)',
+  littles_w_s: 'W (mean E2E)',
+  littles_lambda_rps: 'λ (completions/s)',
+  base_latency_s: 'Unloaded latency',
+  open_same_ttft_p99: 'Open loop TTFT p99, same throughput',
+};
+const DEFAULT_METRICS = Object.keys(METRIC_LABELS).slice(0, 10);
 
 /** The state every lab starts from; attributes override it. */
 export const DEFAULT_STATE = Object.freeze({
@@ -156,9 +178,7 @@ function template(id) {
   </form>
   <p class="status" role="status" id="status" part="status">Loading the simulator…</p>
   <p class="error" role="alert" id="general-error"></p>
-  <dl class="readouts" part="readouts">
-    ${READOUTS.map(([m, label]) => `<div data-metric="${m}"><dt>${label}</dt><dd>—</dd></div>`).join('')}
-  </dl>
+  <dl class="readouts" part="readouts"></dl>
   <div class="charts" part="charts">
     <figure data-panel="latency">
       <canvas id="chart-latency" role="img" aria-label="TTFT p50 and p99 against offered load"></canvas>
@@ -188,11 +208,12 @@ function template(id) {
 let instances = 0;
 
 export class KneeLab extends HTMLElement {
-  static observedAttributes = [...Object.keys(ATTRIBUTES), 'panels', 'controls'];
+  static observedAttributes = [...Object.keys(ATTRIBUTES), 'panels', 'controls', 'metrics'];
 
   #state = { ...DEFAULT_STATE };
   #panels = ['latency', 'throughput', 'queue'];
   #controls = [...ALL_CONTROLS];
+  #metrics = [...DEFAULT_METRICS];
   #lab = null;
   #wasm = null;
   #readouts = {};
@@ -263,6 +284,12 @@ export class KneeLab extends HTMLElement {
       this.#scheduleFrame();
       return;
     }
+    if (name === 'metrics') {
+      this.#metrics = (value ?? '').split(/\s+/).filter((m) => m in METRIC_LABELS);
+      this.#buildReadouts();
+      this.#showReadouts();
+      return;
+    }
     if (name === 'controls') {
       this.#controls = (value ?? '').split(/\s+/).filter((c) => ALL_CONTROLS.includes(c));
       this.#showParts();
@@ -277,6 +304,7 @@ export class KneeLab extends HTMLElement {
   async connectedCallback() {
     if (this.#wasm) return;
     this.#wire();
+    this.#buildReadouts();
     this.#showParts();
     this.#syncControls();
     try {
@@ -570,6 +598,23 @@ export class KneeLab extends HTMLElement {
     for (const fig of root.querySelectorAll('figure[data-panel]')) fig.hidden = !this.#panels.includes(fig.dataset.panel);
     for (const el of root.querySelectorAll('[data-group]')) el.hidden = !this.#controls.includes(el.dataset.group);
     root.querySelector('.controls').hidden = this.#controls.length === 0;
+  }
+
+  #buildReadouts() {
+    const dl = this.shadowRoot.querySelector('.readouts');
+    dl.replaceChildren(
+      ...this.#metrics.map((m) => {
+        const box = document.createElement('div');
+        box.dataset.metric = m;
+        const dt = document.createElement('dt');
+        dt.textContent = METRIC_LABELS[m];
+        const dd = document.createElement('dd');
+        dd.textContent = '—';
+        box.append(dt, dd);
+        return box;
+      }),
+    );
+    dl.hidden = this.#metrics.length === 0;
   }
 
   #showReadouts() {
