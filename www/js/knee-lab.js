@@ -18,13 +18,13 @@ import { formatMetric, formatPercent, formatRate, formatSeconds } from './format
 import { labSheet } from './knee-lab-style.js';
 
 export const PRESETS = {
-  'llama-3-8b-a100': { label: 'Llama-3-8B · A100-80GB', model: 'meta-llama/Meta-Llama-3-8B-Instruct' },
-  'llama-3-8b-h100': { label: 'Llama-3-8B · H100-SXM', model: 'meta-llama/Meta-Llama-3-8B-Instruct' },
+  'llama-3-8b-a100': { label: 'Llama-3-8B · A100', model: 'meta-llama/Meta-Llama-3-8B-Instruct' },
+  'llama-3-8b-h100': { label: 'Llama-3-8B · H100', model: 'meta-llama/Meta-Llama-3-8B-Instruct' },
 };
 
 export const WORKLOADS = {
-  chat: { label: 'Chat (prompt ≈ answer ≈ 256 tokens)', sloTtftMs: 500, sloTpotMs: 50 },
-  rag: { label: 'RAG (3,000-token prompts, 100-token answers)', sloTtftMs: 2000, sloTpotMs: 200 },
+  chat: { label: 'Chat (≈256 in, 256 out)', sloTtftMs: 500, sloTpotMs: 50 },
+  rag: { label: 'RAG (≈3,000 in, 100 out)', sloTtftMs: 2000, sloTpotMs: 200 },
 };
 
 /** vLLM's max_model_len for these presets: the step budget when chunked prefill is off. */

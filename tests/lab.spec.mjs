@@ -1,0 +1,284 @@
+// The knee lab (<knee-lab>) in a real Chromium: it loads, reacts to the slider and toggles with
+// engine numbers, redraws its canvases, rejects bad input without losing its charts, and is
+// fast enough to feel instant. Runs against /lab.html, the lab alone on a page.
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { test, expect, openPage } from './helpers.mjs';
+
+const LAB = 'knee-lab#lab';
+const artifacts = path.join(path.dirname(new URL(import.meta.url).pathname), 'test-results', 'screenshots');
+
+/** Waits until the lab has no sweep or point pending. */
+async function idle(page) {
+  await page.evaluate((sel) => document.querySelector(sel).idle(), LAB);
+}
+
+/** Moves the offered-load slider the way a drag does: value change plus an `input` event. */
+async function setLoadPercent(page, pct) {
+  await page.locator(`${LAB} #offered-load`).evaluate((el, v) => {
+    el.value = String(v);
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+  }, pct);
+  await idle(page);
+}
+
+/** A readout's raw value (Summary units) from its data-value attribute. */
+async function metric(page, name) {
+  const value = await page.locator(`${LAB} [data-metric="${name}"]`).getAttribute('data-value');
+  expect(value, `readout ${name} has a data-value`).not.toBeNull();
+  return Number(value);
+}
+
+/** Any readout the element computes, shown or not (its `readouts` property). */
+async function readout(page, name) {
+  return page.locator(LAB).evaluate((el, n) => el.readouts[n], name);
+}
+
+/** A fingerprint of every visible canvas's pixels, by id. */
+async function canvasPixels(page) {
+  return page.locator(LAB).evaluate((host) => {
+    const out = {};
+    for (const c of host.shadowRoot.querySelectorAll('figure:not([hidden]) canvas')) {
+      const data = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let hash = 0;
+      let inked = 0;
+      for (let i = 0; i < data.length; i += 4) {
+        hash = (hash * 31 + data[i] * 7 + data[i + 1] * 3 + data[i + 2]) | 0;
+        if (data[i] < 200 || data[i + 1] < 200 || data[i + 2] < 200) inked++;
+      }
+      out[c.id] = { hash, inked, width: c.width, height: c.height, cssWidth: c.clientWidth };
+    }
+    return out;
+  });
+}
+
+async function openLab(page) {
+  await openPage(page, '/lab.html');
+  await idle(page);
+}
+
+test('the lab loads, shows engine readouts and draws every chart', async ({ page }) => {
+  await openLab(page);
+  for (const name of ['ttft_p50', 'ttft_p99', 'tpot_p99', 'e2e_p99', 'throughput_rps', 'goodput_rps', 'slo_attainment', 'num_requests_running', 'num_requests_waiting']) {
+    const v = await metric(page, name);
+    expect(Number.isFinite(v), `${name} = ${v}`).toBe(true);
+  }
+  // Friendly units are shown to people; raw units stay in data-value.
+  await expect(page.locator(`${LAB} [data-metric=ttft_p99] dd`)).toHaveText(/\d( ms| s)$/);
+  expect(await metric(page, 'goodput_rps')).toBeLessThanOrEqual(await metric(page, 'throughput_rps'));
+  const pixels = await canvasPixels(page);
+  expect(Object.keys(pixels).sort()).toEqual(['chart-latency', 'chart-queue', 'chart-throughput', 'chart-timeline']);
+  for (const [id, p] of Object.entries(pixels)) expect(p.inked, `${id} has ink`).toBeGreaterThan(2000);
+  fs.mkdirSync(artifacts, { recursive: true });
+  await page.screenshot({ path: path.join(artifacts, 'lab-1280.png'), fullPage: true });
+});
+
+test('dragging the load from 85% to 100% tears p99 away and collapses goodput', async ({ page }) => {
+  await openLab(page);
+  await setLoadPercent(page, 85);
+  const [p99At85, p50At85, goodAt85] = [await metric(page, 'ttft_p99'), await metric(page, 'ttft_p50'), await metric(page, 'goodput_rps')];
+  await setLoadPercent(page, 100);
+  const [p99At100, p50At100, goodAt100] = [await metric(page, 'ttft_p99'), await metric(page, 'ttft_p50'), await metric(page, 'goodput_rps')];
+  console.log(`TTFT p99 ${p99At85.toFixed(2)} s -> ${p99At100.toFixed(2)} s; goodput ${goodAt85.toFixed(2)} -> ${goodAt100.toFixed(2)} req/s`);
+  expect(p99At100).toBeGreaterThanOrEqual(2 * p99At85);
+  expect(p99At100 - p50At100).toBeGreaterThan(p99At85 - p50At85);
+  expect(goodAt100).toBeLessThan(goodAt85);
+  // The SLO line is crossed: the readout says so.
+  await expect(page.locator(`${LAB} [data-metric=ttft_p99] dd`)).toHaveClass(/over/);
+  await page.screenshot({ path: path.join(artifacts, 'lab-100pct.png'), fullPage: true });
+});
+
+test('a closed loop at 100% cuts the TTFT tail at least 2x', async ({ page }) => {
+  await openLab(page);
+  await setLoadPercent(page, 100);
+  const open = await metric(page, 'ttft_p99');
+  await page.locator(`${LAB} #closed-loop`).check();
+  await idle(page);
+  const closed = await metric(page, 'ttft_p99');
+  console.log(`TTFT p99 at 100%: open ${open.toFixed(2)} s, closed ${closed.toFixed(2)} s`);
+  expect(open).toBeGreaterThanOrEqual(2 * closed);
+  // The mapping between the slider and the users is explained beside the toggle, with live numbers.
+  const users = await readout(page, 'users');
+  await expect(page.locator(`${LAB} #closed-mapping`)).toContainText(`${users} users`);
+  // And the honest comparison at the same throughput is there too.
+  await expect(page.locator(`${LAB} #closed-mapping`)).toContainText('open loop at the same');
+  await page.screenshot({ path: path.join(artifacts, 'lab-closed.png'), fullPage: true });
+});
+
+test('every chart redraws when the load changes', async ({ page }) => {
+  await openLab(page);
+  const before = await canvasPixels(page);
+  await setLoadPercent(page, 105);
+  const after = await canvasPixels(page);
+  for (const id of Object.keys(before)) {
+    expect(after[id].hash, `${id} changed`).not.toBe(before[id].hash);
+  }
+});
+
+test('the canvases are sharp on HiDPI screens', async ({ browser }) => {
+  const context = await browser.newContext({ deviceScaleFactor: 2, viewport: { width: 900, height: 900 } });
+  const page = await context.newPage();
+  await openLab(page);
+  for (const [id, p] of Object.entries(await canvasPixels(page))) {
+    expect(p.width, `${id} backing store`).toBe(2 * p.cssWidth);
+  }
+  await context.close();
+});
+
+test('the arrow keys move the slider and the numbers follow', async ({ page }) => {
+  await openLab(page);
+  const slider = page.locator(`${LAB} #offered-load`);
+  await slider.focus();
+  const start = Number(await slider.inputValue());
+  const rateBefore = await metric(page, 'throughput_rps');
+  for (let i = 0; i < 5; i++) await page.keyboard.press('ArrowLeft');
+  await idle(page);
+  expect(Number(await slider.inputValue())).toBe(start - 5);
+  await expect(page.locator(`${LAB} #offered-load-value`)).toHaveText(`${start - 5}%`);
+  expect(await metric(page, 'throughput_rps')).toBeLessThan(rateBefore);
+  await page.keyboard.press('ArrowRight');
+  await idle(page);
+  expect(Number(await slider.inputValue())).toBe(start - 4);
+});
+
+test('bad input shows an alert beside the control and keeps the last good charts', async ({ page }) => {
+  await openLab(page);
+  const good = await canvasPixels(page);
+  const p99 = await metric(page, 'ttft_p99');
+  const box = page.locator(`${LAB} #slo-ttft-ms`);
+  const alert = page.locator(`${LAB} #slo-ttft-ms-error`);
+  for (const [value, says] of [
+    ['0', /slo\.ttft_ms.*above 0/],
+    ['-50', /slo\.ttft_ms.*above 0/],
+    ['', /enter a number/i],
+    ['1e15', /slo\.ttft_ms.*at most/],
+  ]) {
+    await box.fill(value);
+    await box.press('Tab');
+    await idle(page);
+    await expect(alert).toHaveAttribute('role', 'alert');
+    await expect(alert).toHaveText(says);
+    await expect(box).toHaveAttribute('aria-invalid', 'true');
+    expect(await canvasPixels(page)).toEqual(good);
+    expect(await metric(page, 'ttft_p99')).toBe(p99);
+  }
+  // A good value clears the alert and the lab carries on.
+  await box.fill('3000');
+  await box.press('Tab');
+  await idle(page);
+  await expect(alert).toHaveText('');
+  await expect(box).not.toHaveAttribute('aria-invalid', 'true');
+  expect(await readout(page, 'slo_ttft_s')).toBe(3);
+});
+
+test('an engine change re-sweeps: chunked prefill off makes TPOT worse', async ({ page }) => {
+  await openLab(page);
+  await setLoadPercent(page, 80);
+  const chunked = await metric(page, 'tpot_p99');
+  await page.locator(`${LAB} #chunked-prefill`).uncheck();
+  await idle(page);
+  await expect(page.locator(`${LAB} #max-num-batched-tokens`)).toBeDisabled();
+  const unchunked = await metric(page, 'tpot_p99');
+  console.log(`TPOT p99 at 80%: chunked 2048 ${(chunked * 1e3).toFixed(0)} ms, unchunked ${(unchunked * 1e3).toFixed(0)} ms`);
+  expect(unchunked).toBeGreaterThan(chunked);
+});
+
+test('controls are labelled, keyboard reachable, and a polite live summary follows the numbers', async ({ page }) => {
+  await openLab(page);
+  const host = page.locator(LAB);
+  for (const label of ['Offered load', 'Closed loop', '--enable-chunked-prefill', '--max-num-seqs', '--max-num-batched-tokens', 'TTFT SLO (ms)', 'TPOT SLO (ms)', 'Model and GPU', 'Workload']) {
+    await expect(host.getByLabel(label, { exact: false }).first()).toBeVisible();
+  }
+  await expect(host.locator('#live-summary')).toHaveAttribute('aria-live', 'polite');
+  await expect(host.locator('#live-summary')).toContainText('TTFT p99');
+  // Tab order starts at the slider and walks the controls in reading order.
+  await page.locator('h1').click();
+  await page.keyboard.press('Tab');
+  const first = await page.evaluate((sel) => document.querySelector(sel).shadowRoot.activeElement?.id, LAB);
+  expect(first).toBe('offered-load');
+  await page.keyboard.press('Tab');
+  expect(await page.evaluate((sel) => document.querySelector(sel).shadowRoot.activeElement?.id, LAB)).toBe('closed-loop');
+});
+
+test('usable 360 px wide: no horizontal scroll, charts fit', async ({ browser }) => {
+  const context = await browser.newContext({ viewport: { width: 360, height: 800 } });
+  const page = await context.newPage();
+  await openLab(page);
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+  for (const [id, p] of Object.entries(await canvasPixels(page))) {
+    expect(p.cssWidth, id).toBeLessThanOrEqual(340);
+    expect(p.inked, `${id} has ink`).toBeGreaterThan(1000);
+  }
+  await page.screenshot({ path: path.join(artifacts, 'lab-360.png'), fullPage: true });
+  await context.close();
+});
+
+test('dark mode follows prefers-color-scheme', async ({ browser }) => {
+  const context = await browser.newContext({ colorScheme: 'dark' });
+  const page = await context.newPage();
+  await openLab(page);
+  // The chart background is dark: sample a corner pixel.
+  const corner = await page.locator(LAB).evaluate((host) => {
+    const c = host.shadowRoot.getElementById('chart-latency');
+    return [...c.getContext('2d').getImageData(2, 2, 1, 1).data].slice(0, 3);
+  });
+  expect(Math.max(...corner)).toBeLessThan(80);
+  await page.screenshot({ path: path.join(artifacts, 'lab-dark.png'), fullPage: true });
+  await context.close();
+});
+
+test('timing: slider input to readout, and a parameter change to all charts redrawn', async ({ page }) => {
+  await openLab(page);
+  const slider = page.locator(`${LAB} #offered-load`);
+  await slider.focus();
+  // A drag: 40 moves, a frame apart, across the interesting range.
+  await setLoadPercent(page, 80);
+  await page.evaluate((sel) => { document.querySelector(sel).timings.input.length = 0; }, LAB);
+  for (let i = 0; i < 40; i++) {
+    await page.keyboard.press(i < 25 ? 'ArrowRight' : 'ArrowLeft');
+    await page.waitForTimeout(16);
+  }
+  await idle(page);
+  // Parameter changes: each re-measures capacity and re-sweeps 24 load points.
+  await page.evaluate((sel) => { document.querySelector(sel).timings.param.length = 0; }, LAB);
+  for (const id of ['#chunked-prefill', '#closed-loop', '#chunked-prefill', '#closed-loop']) {
+    await page.locator(`${LAB} ${id}`).click();
+    await idle(page);
+  }
+  const { input, param } = await page.evaluate((sel) => document.querySelector(sel).timings, LAB);
+  const p95 = (xs) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(0.95 * xs.length))];
+  const line = `input->readout p95 ${p95(input).toFixed(1)} ms over ${input.length} inputs; ` +
+    `parameter change->all charts ${param.map((t) => t.toFixed(0)).join(', ')} ms (max ${Math.max(...param).toFixed(0)} ms)`;
+  console.log(`TIMING ${line}`);
+  fs.mkdirSync(artifacts, { recursive: true });
+  fs.writeFileSync(path.join(artifacts, 'timings.txt'), `${line}\n`);
+  expect(input.length).toBeGreaterThanOrEqual(20);
+  expect(param.length).toBe(4);
+  // Generous ceilings (the targets are 50 ms and 200 ms; CI machines vary): catch regressions
+  // by an order of magnitude, report the real figures above.
+  expect(p95(input)).toBeLessThan(250);
+  expect(Math.max(...param)).toBeLessThan(1000);
+});
+
+test('everything the pages load totals at most 200 KB gzipped, all from this origin', async ({ page, request }) => {
+  for (const url of ['/', '/lab.html']) {
+    const loaded = new Set();
+    page.on('request', (req) => loaded.add(req.url()));
+    await openPage(page, url);
+    await page.evaluate(() => Promise.all([...document.querySelectorAll('knee-lab')].map((l) => l.ready)));
+    let total = 0;
+    const rows = [];
+    for (const u of loaded) {
+      if (u.startsWith('data:')) continue;
+      expect(new URL(u).hostname).toBe('127.0.0.1');
+      const body = await (await request.get(u)).body();
+      const gz = zlib.gzipSync(body, { level: 9 }).length;
+      total += gz;
+      rows.push(`${new URL(u).pathname} ${gz}`);
+    }
+    console.log(`SIZE ${url}: ${(total / 1024).toFixed(1)} KiB gzipped over ${rows.length} files`);
+    expect(total).toBeLessThanOrEqual(200_000);
+    page.removeAllListeners('request');
+  }
+});
