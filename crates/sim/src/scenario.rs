@@ -8,7 +8,7 @@ use crate::dist::TokenDist;
 use crate::error::ConfigError;
 
 /// Bounded work: the most requests one run may simulate.
-pub const MAX_REQUESTS: u32 = 2_000_000;
+pub const MAX_REQUESTS: u32 = 1_000_000;
 /// Bounded work: the most closed-loop users.
 pub const MAX_USERS: u32 = 100_000;
 /// The largest `max_num_seqs`.
@@ -117,6 +117,15 @@ impl Scenario {
         let (base, spec) = resolve(config)?;
         let needs_capacity = matches!(spec, LoadSpec::Offered { .. } | LoadSpec::ClosedOffered { .. });
         let capacity = needs_capacity.then(|| capacity::measure(&base));
+        if let Some(c) = capacity
+            && !(c.rps > 0.0 && c.rps.is_finite())
+        {
+            return Err(ConfigError::new(
+                "load.offered_load",
+                "cannot be used here: the replica finished no request within the simulation's work limit, \
+                 so its capacity is unknown; give load.rate_rps, shorter requests or a larger token budget",
+            ));
+        }
         Ok(finish(base, spec, capacity))
     }
 

@@ -26,14 +26,17 @@ pub struct Options {
     pub series: bool,
     /// Trace the tokens of this many measured requests (the first ones by arrival).
     pub trace_requests: u32,
-    /// Work budget in request-steps; a run that needs more stops with `truncated: true`.
+    /// Work budget in request-visits (see [`MAX_WORK`]); a run that needs more stops with
+    /// `truncated: true`.
     pub max_work: u64,
     /// The most requests in the system at once; past it the run stops with `truncated: true`.
     pub max_in_system: usize,
 }
 
-/// Default work budget: a few seconds of simulation on a slow machine.
-pub const MAX_WORK: u64 = 400_000_000;
+/// Default work budget, in request-visits of a step: about a second of simulation natively.
+pub const MAX_WORK: u64 = 150_000_000;
+/// What one step costs beyond visiting its requests, in the same units.
+const STEP_WORK: u64 = 16;
 /// Default cap on requests in the system at once.
 pub const MAX_IN_SYSTEM: usize = 1_000_000;
 
@@ -227,7 +230,8 @@ impl Simulation {
         }
         let (k, duration) = self.plan_jump(start);
         let end = start + duration;
-        self.work += (self.plan.scheduled.len() as u64 + 1) * k.min(64);
+        // A step's cost: a pass over its requests, plus a fixed overhead (arrivals, bookkeeping).
+        self.work += self.plan.scheduled.len() as u64 + STEP_WORK;
         self.steps += k;
         // Arrivals during the step join the queue at their own times; none can join this step.
         self.admit_arrivals(end);
