@@ -161,7 +161,7 @@ fn absurd_loads_are_truncated_not_endless() {
 #[test]
 fn work_explosions_stop_at_the_cap() {
     let json = r#"{"engine": {"max_num_seqs": 1, "max_num_batched_tokens": 1}, "workload": {"preset": "rag"},
-                   "load": {"mode": "open", "rate_rps": 0.01}, "run": {"requests": 1000000}}"#;
+                   "load": {"mode": "open", "rate_rps": 0.01}, "run": {"requests": 1000000, "warmup_requests": 0}}"#;
     let summary = simulate(&Config::from_json(json).unwrap()).unwrap();
     assert!(summary.truncated);
     assert!(summary.requests_completed > 0 && summary.requests_completed < 1_000_000);
