@@ -46,6 +46,13 @@ pub struct LatencyData {
     pub y_scale: YScale,
     /// Top of a linear axis in seconds; `None` picks 5 x SLO, or the p99 seen up to capacity.
     pub y_max_s: Option<f64>,
+    /// Loads of a second p99 curve to compare against (e.g. the open loop while the chart shows
+    /// a closed one), drawn thin and dashed; empty to leave it out.
+    pub compare_loads: Vec<f64>,
+    /// That curve's p99 latencies, in seconds.
+    pub compare_p99_s: Vec<f64>,
+    /// Its legend label, e.g. "p99 open loop".
+    pub compare_label: String,
 }
 
 /// Draws the latency chart on `area`.
@@ -54,10 +61,11 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &LatencyDat
     let to_y: fn(f64) -> Option<f64> = if log { geom::log10 } else { geom::linear };
     let p50 = geom::runs(&data.loads, &data.p50_s, to_y);
     let p99 = geom::runs(&data.loads, &data.p99_s, to_y);
+    let compare = geom::runs(&data.compare_loads, &data.compare_p99_s, to_y);
     let has_data = !(p50.is_empty() && p99.is_empty());
 
     let (x_lo, x_hi) = load_range(&data.loads, [data.current_load, data.knee_load]);
-    let (y_lo, y_hi) = if log { log_range(data, &p50, &p99) } else { (0.0, linear_max(data)) };
+    let (y_lo, y_hi) = if log { log_range(data, &p50, &p99, &compare) } else { (0.0, linear_max(data)) };
     let metric = if data.metric_label.is_empty() { "latency" } else { data.metric_label.as_str() };
     let narrow = frame::Frame::new(area, style).narrow;
     let y_title = match (log, narrow) {
@@ -78,10 +86,15 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &LatencyDat
     };
     let t = style.theme();
     let legend = if has_data {
-        vec![
+        let mut items = vec![
             Item { label: "p50".into(), swatch: Swatch::Line { color: t.series.blue, dashed: false } },
             Item { label: "p99".into(), swatch: Swatch::Line { color: t.series.vermillion, dashed: false } },
-        ]
+        ];
+        if !compare.is_empty() {
+            let label = if data.compare_label.is_empty() { "p99 (compare)" } else { data.compare_label.as_str() };
+            items.push(Item { label: label.into(), swatch: Swatch::Line { color: t.muted, dashed: true } });
+        }
+        items
     } else {
         Vec::new()
     };
@@ -101,6 +114,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &LatencyDat
     if let Some((_, y)) = slo {
         plot.hline(y, t.reference)?;
     }
+    plot.line(&compare, t.muted, 1.25, true)?;
     plot.line(&p50, t.series.blue, 2.0, false)?;
     plot.line(&p99, t.series.vermillion, 2.0, false)?;
     if let Some(load) = data.current_load.filter(|c| c.is_finite()) {
@@ -138,9 +152,9 @@ pub(crate) fn load_axis<'f>(lo: f64, hi: f64, format: &'f dyn Fn(f64, f64) -> St
 }
 
 /// Whole decades (in log10) around every value drawn, so ticks land on "100 ms", "1 s", ...
-fn log_range(data: &LatencyData, p50: &[geom::Run], p99: &[geom::Run]) -> (f64, f64) {
+fn log_range(data: &LatencyData, p50: &[geom::Run], p99: &[geom::Run], compare: &[geom::Run]) -> (f64, f64) {
     let extra = [data.slo_s, data.current_p50_s, data.current_p99_s].into_iter().flatten().filter_map(geom::log10);
-    let ys = p50.iter().chain(p99).flatten().map(|p| p.1).chain(extra);
+    let ys = p50.iter().chain(p99).chain(compare).flatten().map(|p| p.1).chain(extra);
     let Some((lo, hi)) = finite_span(ys) else {
         return (-1.0, 2.0);
     };

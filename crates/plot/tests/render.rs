@@ -83,6 +83,23 @@ fn reference_labels_appear_only_when_given() {
             absent: &["SLO"],
         },
         LabelCase {
+            name: "latency with an open-loop curve to compare",
+            chart: Chart::Latency(kneelab_plot::latency::LatencyData {
+                compare_loads: vec![0.5, 1.0, 1.2],
+                compare_p99_s: vec![1.0, 30.0, 300.0],
+                compare_label: "p99 open loop".into(),
+                ..common::latency_data()
+            }),
+            present: &["p99 open loop"],
+            absent: &[],
+        },
+        LabelCase {
+            name: "latency without a curve to compare",
+            chart: Chart::Latency(common::latency_data()),
+            present: &["p99"],
+            absent: &["open loop"],
+        },
+        LabelCase {
             name: "latency without knee",
             chart: Chart::Latency(kneelab_plot::latency::LatencyData { knee_load: None, ..common::latency_data() }),
             present: &["SLO 2 s"],

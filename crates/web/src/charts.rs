@@ -62,10 +62,20 @@ fn knee_to_mark(sweep: Option<&Sweep>) -> Option<f64> {
     (knee.offered_load < highest).then_some(knee.offered_load)
 }
 
-/// TTFT p50/p99 against offered load.
-pub fn latency_data(sweep: Option<&Sweep>, marker: Marker, slo_ttft_s: f64) -> latency::LatencyData {
+/// TTFT p50/p99 against offered load; `compare` is another sweep whose p99 is drawn faintly
+/// (the open loop's, while the lab shows a closed one).
+pub fn latency_data(
+    sweep: Option<&Sweep>,
+    compare: Option<(&Sweep, &str)>,
+    marker: Marker,
+    slo_ttft_s: f64,
+) -> latency::LatencyData {
     let points = sweep.map(|s| &s.points[..]).unwrap_or_default();
+    let (compare_points, compare_label) = compare.map_or((&[][..], ""), |(s, label)| (&s.points[..], label));
     latency::LatencyData {
+        compare_loads: compare_points.iter().map(|p| p.offered_load).collect(),
+        compare_p99_s: compare_points.iter().map(|p| p.summary.ttft_s.p99).collect(),
+        compare_label: compare_label.to_string(),
         metric_label: "TTFT".into(),
         loads: points.iter().map(|p| p.offered_load).collect(),
         p50_s: points.iter().map(|p| p.summary.ttft_s.p50).collect(),

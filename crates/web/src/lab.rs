@@ -207,7 +207,15 @@ impl Lab {
     #[wasm_bindgen(js_name = drawLatency)]
     pub fn draw_latency(&mut self, canvas: &HtmlCanvasElement, dark: bool) -> Result<bool, JsError> {
         let (marker, slo) = (self.marker(), self.slo());
-        let data = charts::latency_data(self.sweep(), marker, slo.ttft_s);
+        // In a closed loop, the open loop's finished curve stays in view for comparison.
+        let open_curve = match self.mode()? {
+            LoadMode::Closed => {
+                self.open.as_ref().filter(|r| r.is_done()).map(|r| r.assemble(slo, DEFAULT_ATTAINMENT_TARGET))
+            }
+            LoadMode::Open => None,
+        };
+        let compare = open_curve.as_ref().map(|s| (s, "p99 open loop"));
+        let data = charts::latency_data(self.sweep(), compare, marker, slo.ttft_s);
         charts::draw_on(canvas, dark, |area, style| kneelab_plot::latency::draw(area, &data, style))
     }
 
