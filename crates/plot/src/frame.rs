@@ -101,7 +101,7 @@ impl Frame {
     }
 
     pub fn text(&self, size: f64, color: RGBColor) -> TextStyle<'static> {
-        ("sans-serif", size).into_font().color(&color)
+        (FontFamily::SansSerif, size).into_font().color(&color)
     }
 }
 
