@@ -54,6 +54,20 @@ pub fn ensure_wasm_target() -> Result<()> {
     crate::run_step("install the wasm32 target", Command::new("rustup").args(["target", "add", WASM_TARGET]))
 }
 
+/// Rust flags that replace this machine's paths (the registry, the checkout) in panic locations
+/// compiled into the wasm: the page ships to readers and should name only itself.
+fn remap_paths() -> String {
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+    let mut flags = vec![format!("--remap-path-prefix={}=kneelab", repo_root().display())];
+    if let Some(home) = cargo_home {
+        flags.push(format!("--remap-path-prefix={}=cargo", home.display()));
+    }
+    // Cargo's encoding of several flags: separated by the ASCII unit separator.
+    flags.join("\x1f")
+}
+
 /// Builds kneelab-web for wasm32 and returns the path of the `.wasm` cargo produced.
 fn build_wasm(dev: bool) -> Result<PathBuf> {
     let profile = if dev { "dev" } else { "wasm-release" };
@@ -63,6 +77,7 @@ fn build_wasm(dev: bool) -> Result<PathBuf> {
         // JSON on stdout tells us where the artifact is (target dir, profile dir);
         // diagnostics are still rendered for humans on stderr.
         .arg("--message-format=json-render-diagnostics")
+        .env("CARGO_ENCODED_RUSTFLAGS", remap_paths())
         .stdout(Stdio::piped());
     println!("\n==> build kneelab-web for {WASM_TARGET} ({profile})\n    $ {}", describe(&cmd));
     let mut child = cmd.spawn().with_context(|| format!("could not start `{}`", describe(&cmd)))?;
