@@ -141,7 +141,7 @@ fn a_truncated_run_warns_on_one_line_and_still_succeeds() {
       "cost": { "model": "linear", "step_ms": 10, "per_token_ms": 0, "per_context_token_ms": 0 },
       "workload": { "prompt_tokens": { "dist": "fixed", "value": 1 }, "output_tokens": { "dist": "fixed", "value": 1 } },
       "load": { "mode": "open", "rate_rps": 1000000 },
-      "run": { "requests": 1100000, "warmup_requests": 0 }
+      "run": { "requests": 1000000, "warmup_requests": 0 }
     }"#;
     let out = kneelab(&["run", "-"], Some(flood));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
