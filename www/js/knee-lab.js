@@ -227,6 +227,8 @@ export class KneeLab extends HTMLElement {
   #idleWaiters = [];
   #resize = null;
   #ready;
+  #resolveReady;
+  #rejectReady;
   /** Measured latencies in ms: `input` (slider input to readout), `param` (change to all charts). */
   timings = { input: [], param: [] };
 
@@ -236,9 +238,11 @@ export class KneeLab extends HTMLElement {
     root.adoptedStyleSheets = [labSheet];
     root.innerHTML = template(`kl${++instances}`);
     this.#ready = new Promise((resolve, reject) => {
-      this._resolveReady = resolve;
-      this._rejectReady = reject;
+      this.#resolveReady = resolve;
+      this.#rejectReady = reject;
     });
+    // A lab that never loads should not leave an unhandled rejection behind.
+    this.#ready.catch(() => {});
   }
 
   /** Resolves once the simulator is loaded and the first point is drawn. */
@@ -302,7 +306,11 @@ export class KneeLab extends HTMLElement {
   }
 
   async connectedCallback() {
-    if (this.#wasm) return;
+    if (this.#wasm) {
+      // Moved in the document: watch the new layout again.
+      this.#resize?.observe(this.shadowRoot.querySelector('.charts'));
+      return;
+    }
     this.#wire();
     this.#buildReadouts();
     this.#showParts();
@@ -312,7 +320,7 @@ export class KneeLab extends HTMLElement {
       this.#lab = new this.#wasm.Lab();
     } catch (err) {
       this.#setStatus(`The simulator failed to load: ${err.message ?? err}`, 'error');
-      this._rejectReady(err);
+      this.#rejectReady(err);
       return;
     }
     this.#resize = new ResizeObserver(() => this.#scheduleFrame({ charts: true }));
@@ -386,7 +394,7 @@ export class KneeLab extends HTMLElement {
     }
     this.#paramAt ??= performance.now();
     this.#pointDirty = true;
-    this.#scheduleFrame({ charts: true });
+    this.#scheduleFrame();
     this.#startSweep();
   }
 
@@ -480,7 +488,7 @@ export class KneeLab extends HTMLElement {
     if (this.#paramAt != null && !this.#sweeping) {
       this.timings.param.push(performance.now() - this.#paramAt);
       this.#paramAt = null;
-      this._resolveReady();
+      this.#resolveReady();
     }
     this.dispatchEvent(
       new CustomEvent('kneelab-update', {
