@@ -323,9 +323,9 @@ export class KneeLab extends HTMLElement {
       this.#rejectReady(err);
       return;
     }
-    this.#resize = new ResizeObserver(() => this.#scheduleFrame({ charts: true }));
+    this.#resize = new ResizeObserver(() => this.#scheduleFrame());
     this.#resize.observe(this.shadowRoot.querySelector('.charts'));
-    darkQuery.addEventListener('change', () => this.#scheduleFrame({ charts: true }));
+    darkQuery.addEventListener('change', () => this.#scheduleFrame());
     this.#applyConfig();
   }
 
