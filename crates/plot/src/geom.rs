@@ -1,24 +1,53 @@
-//! Numbers before pixels: data cleaning, axis ranges and ticks, clipping, interpolation.
+//! Numbers before pixels: data cleaning, ranges, clipping, interpolation, and the one mapping
+//! from display coordinates to pixels.
 //!
 //! Nothing here draws, so the parts most likely to go wrong on odd input are tested directly.
 
 /// A polyline in display coordinates (log10 already applied where an axis is logarithmic).
 pub(crate) type Run = Vec<(f64, f64)>;
 
-/// Smallest and largest finite value, if any.
-pub(crate) fn finite_span(values: impl IntoIterator<Item = f64>) -> Option<(f64, f64)> {
-    values.into_iter().filter(|v| v.is_finite()).fold(None, |acc, v| match acc {
-        None => Some((v, v)),
-        Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
-    })
+/// Smallest and largest finite value among those added, if any.
+///
+/// An accumulator fed from slices rather than one function over any iterator: each chart's
+/// chain of iterators would compile to its own copy, and the page's wasm budget is tight.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Span(pub Option<(f64, f64)>);
+
+impl Span {
+    /// Adds `v` unless it is NaN or infinite.
+    pub(crate) fn value(mut self, v: f64) -> Self {
+        if v.is_finite() {
+            self.0 = Some(self.0.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))));
+        }
+        self
+    }
+
+    /// Adds `v` if there is one.
+    pub(crate) fn maybe(self, v: Option<f64>) -> Self {
+        v.map_or(self, |v| self.value(v))
+    }
+
+    pub(crate) fn values(self, vs: &[f64]) -> Self {
+        vs.iter().fold(self, |s, &v| s.value(v))
+    }
+
+    /// Adds the x of every point of `runs`.
+    pub(crate) fn xs(self, runs: &[Run]) -> Self {
+        runs.iter().flatten().fold(self, |s, p| s.value(p.0))
+    }
+
+    /// Adds the y of every point of `runs`.
+    pub(crate) fn ys(self, runs: &[Run]) -> Self {
+        runs.iter().flatten().fold(self, |s, p| s.value(p.1))
+    }
 }
 
 /// Pairs `xs` with `ys` (up to the shorter length), sorted by x, mapped through `to_display`
 /// (which returns `None` for values the axis cannot show, e.g. 0 on a log axis), and split
 /// into runs wherever a value is missing, so a gap shows rather than a misleading bridge.
-pub(crate) fn runs(xs: &[f64], ys: &[f64], to_display: impl Fn(f64) -> Option<f64>) -> Vec<Run> {
+pub(crate) fn runs(xs: &[f64], ys: &[f64], to_display: fn(f64) -> Option<f64>) -> Vec<Run> {
     let mut pairs: Vec<(f64, f64)> = xs.iter().zip(ys).filter(|(x, _)| x.is_finite()).map(|(&x, &y)| (x, y)).collect();
-    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    sort_by_x(&mut pairs);
     let mut out = Vec::new();
     let mut current = Vec::new();
     for (x, y) in pairs {
@@ -32,6 +61,39 @@ pub(crate) fn runs(xs: &[f64], ys: &[f64], to_display: impl Fn(f64) -> Option<f6
         out.push(current);
     }
     out
+}
+
+/// A stable sort by x (all finite). Series nearly always arrive sorted, which takes one pass;
+/// otherwise a plain merge sort. Not `sort_by`: the standard library's sort costs about 10 KB
+/// of wasm for each element type, and the page's size budget is tight.
+fn sort_by_x(pairs: &mut Vec<(f64, f64)>) {
+    if pairs.windows(2).all(|w| w[0].0 <= w[1].0) {
+        return;
+    }
+    let n = pairs.len();
+    let mut from = std::mem::take(pairs);
+    let mut to = Vec::with_capacity(n);
+    let mut width = 1;
+    while width < n {
+        to.clear();
+        for start in (0..n).step_by(2 * width) {
+            let (mid, end) = ((start + width).min(n), (start + 2 * width).min(n));
+            let (mut i, mut j) = (start, mid);
+            while i < mid || j < end {
+                // Ties take the left run first: that is what keeps equal x in input order.
+                if j == end || (i < mid && from[i].0 <= from[j].0) {
+                    to.push(from[i]);
+                    i += 1;
+                } else {
+                    to.push(from[j]);
+                    j += 1;
+                }
+            }
+        }
+        std::mem::swap(&mut from, &mut to);
+        width *= 2;
+    }
+    *pairs = from;
 }
 
 /// Identity for linear axes: every finite value can be shown.
@@ -80,8 +142,8 @@ impl Rect {
         (t0 <= t1).then_some((t0, t1))
     }
 
-    /// Cuts runs to the rectangle: plotters draws outside its plotting area (over the labels)
-    /// when asked, so lines leaving the range (a clipped linear latency axis) end at its edge.
+    /// Cuts runs to the rectangle: nothing clips drawing to the plot (it would run over the
+    /// labels), so lines leaving the range (a clipped linear latency axis) end at its edge.
     pub(crate) fn clip(&self, runs: &[Run]) -> Vec<Run> {
         let mut out = Vec::new();
         for run in runs {
@@ -120,6 +182,40 @@ impl Rect {
     }
 }
 
+/// Display coordinates to pixels: the plot's display range onto its pixel box, y upwards.
+///
+/// Every chart element goes through this one mapping (plotters only sees pixels), so lines,
+/// grid, ticks and labels cannot disagree about where a value is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Map {
+    /// The display range: `x0..x1` runs left to right, `y0..y1` bottom to top.
+    pub range: Rect,
+    /// The plot's pixels as a half-open box (left, top, right, bottom): x0 maps to the first
+    /// column and x1 to the last, y0 to the bottom row and y1 to the top one.
+    pub bounds: (i32, i32, i32, i32),
+}
+
+impl Map {
+    /// The pixel of a display point (display points outside the range map outside the box).
+    pub(crate) fn pixel(&self, (x, y): (f64, f64)) -> (i32, i32) {
+        let (left, top, right, bottom) = self.bounds;
+        let r = &self.range;
+        (lerp(x, r.x0, r.x1, left, right - 1), lerp(y, r.y0, r.y1, bottom - 1, top))
+    }
+
+    /// Pixels of a run, in order.
+    pub(crate) fn pixels(&self, run: &[(f64, f64)]) -> Vec<(i32, i32)> {
+        run.iter().map(|&p| self.pixel(p)).collect()
+    }
+}
+
+/// `v` from `lo..hi` onto pixels `a..b` (either way round), rounded to the nearest pixel.
+fn lerp(v: f64, lo: f64, hi: f64, a: i32, b: i32) -> i32 {
+    let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
+    // Saturating: a stray huge value must not wrap around to the other side (NaN becomes 0).
+    (f64::from(a) + t * f64::from(b - a)).round().clamp(-1e6, 1e6) as i32
+}
+
 /// The y of the drawn polyline at `x` (linear between neighbours, in display space, so a
 /// marker sits exactly on the line the reader sees); `None` outside every run.
 pub(crate) fn interpolate(runs: &[Run], x: f64) -> Option<f64> {
@@ -146,61 +242,6 @@ pub(crate) fn interpolate(runs: &[Run], x: f64) -> Option<f64> {
     None
 }
 
-/// Up to `max_count` round ticks (steps 1, 2, 2.5 or 5 x 10^k) inside [lo, hi].
-pub(crate) fn nice_ticks(lo: f64, hi: f64, max_count: usize) -> Vec<f64> {
-    if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
-        return if lo.is_finite() { vec![lo] } else { Vec::new() };
-    }
-    let step = nice_step(lo, hi, max_count.max(2));
-    let first = (lo / step - 1e-9).ceil() as i64;
-    let last = (hi / step + 1e-9).floor() as i64;
-    (first..=last).map(|k| k as f64 * step).collect()
-}
-
-/// The step `nice_ticks` uses for [lo, hi].
-pub(crate) fn nice_step(lo: f64, hi: f64, max_count: usize) -> f64 {
-    let span = hi - lo;
-    if !(span.is_finite() && span > 0.0) {
-        return 1.0;
-    }
-    let start = (span / max_count as f64).log10().floor() as i32 - 1;
-    // Bounded: a step 1e3 times the span always fits, so this ends well before the bound.
-    for exponent in start..start.saturating_add(8) {
-        for m in [1.0, 2.0, 2.5, 5.0] {
-            let step = m * 10f64.powi(exponent);
-            let count = (hi / step + 1e-9).floor() - (lo / step - 1e-9).ceil() + 1.0;
-            if count <= max_count as f64 {
-                return step;
-            }
-        }
-    }
-    span
-}
-
-/// Ticks for a log10 axis spanning decades `lo_dec..=hi_dec`, in display (log10) space:
-/// labelled ticks (decades, skipping some when crowded; with 2 and 5 added when there is
-/// room) and unlabelled minor ticks (2..9 x 10^k) for faint grid lines that say "log".
-pub(crate) fn log_ticks(lo_dec: i32, hi_dec: i32, max_count: usize) -> (Vec<f64>, Vec<f64>) {
-    let decades = (hi_dec - lo_dec).max(0) as usize;
-    let every = decades / max_count.max(2) + 1;
-    let mut major: Vec<f64> =
-        (lo_dec..=hi_dec).filter(|d| ((d - lo_dec) as usize).is_multiple_of(every)).map(f64::from).collect();
-    let with_25 = (decades + 1) * 3 <= max_count + 2;
-    let mut minor = Vec::new();
-    for d in lo_dec..hi_dec {
-        for m in 2..=9 {
-            let v = f64::from(d) + f64::from(m).log10();
-            if with_25 && (m == 2 || m == 5) {
-                major.push(v);
-            } else {
-                minor.push(v);
-            }
-        }
-    }
-    major.sort_by(f64::total_cmp);
-    (major, minor)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,6 +253,23 @@ mod tests {
         assert_eq!(runs(&xs, &ys, linear), vec![vec![(0.1, 1.0)], vec![(0.3, 3.0), (0.4, 4.0), (0.5, 5.0)]]);
         assert_eq!(runs(&[1.0, 2.0], &[0.0, 10.0], log10), vec![vec![(2.0, 1.0)]]);
         assert!(runs(&[], &[1.0], linear).is_empty());
+    }
+
+    #[test]
+    fn sorting_by_x_is_stable() {
+        // A scrambled sequence with many equal x; y records the input order.
+        let mut pairs: Vec<(f64, f64)> = (0..200).map(|i| (f64::from((i * 37) % 23), f64::from(i))).collect();
+        let mut expected = pairs.clone();
+        expected.sort_by(|a, b| a.0.total_cmp(&b.0));
+        sort_by_x(&mut pairs);
+        assert_eq!(pairs, expected);
+        let empty: Vec<(f64, f64)> = Vec::new();
+        for mut short in [empty, vec![(1.0, 0.0)], vec![(2.0, 0.0), (1.0, 1.0), (1.0, 2.0)]] {
+            let mut expected = short.clone();
+            expected.sort_by(|a, b| a.0.total_cmp(&b.0));
+            sort_by_x(&mut short);
+            assert_eq!(short, expected);
+        }
     }
 
     #[test]
@@ -240,41 +298,26 @@ mod tests {
     }
 
     #[test]
+    fn the_map_puts_the_range_on_the_box_edges_with_y_up() {
+        let map = Map { range: Rect { x0: 0.0, x1: 10.0, y0: -1.0, y1: 1.0 }, bounds: (100, 20, 201, 121) };
+        for (p, expected) in [
+            ((0.0, -1.0), (100, 120)),
+            ((10.0, 1.0), (200, 20)),
+            ((5.0, 0.0), (150, 70)),
+            ((20.0, 3.0), (300, -80)),
+            ((f64::NAN, 1e300), (0, -1_000_000)),
+        ] {
+            assert_eq!(map.pixel(p), expected, "{p:?}");
+        }
+        let flat = Map { range: Rect { x0: 1.0, x1: 1.0, y0: 0.0, y1: 1.0 }, ..map };
+        assert_eq!(flat.pixel((1.0, 0.0)).0, 150);
+    }
+
+    #[test]
     fn interpolation_follows_the_drawn_line() {
         let r = vec![vec![(0.0, 0.0), (1.0, 10.0)], vec![(2.0, 5.0)]];
         for (x, expected) in [(0.5, Some(5.0)), (1.0, Some(10.0)), (1.5, None), (2.0, Some(5.0)), (f64::NAN, None)] {
             assert_eq!(interpolate(&r, x), expected, "x {x}");
         }
-    }
-
-    #[test]
-    fn nice_ticks_fit_the_count() {
-        for (lo, hi, n, expected) in [
-            (0.0, 1.2, 7, vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0, 1.2]),
-            (0.0, 1.2, 5, vec![0.0, 0.25, 0.5, 0.75, 1.0]),
-            (0.0, 1.2, 3, vec![0.0, 0.5, 1.0]),
-            (0.0, 70.0, 6, vec![0.0, 20.0, 40.0, 60.0]),
-            (2.0, 2.0, 5, vec![2.0]),
-            (f64::NAN, 1.0, 5, vec![]),
-        ] {
-            let got = nice_ticks(lo, hi, n);
-            assert!(got.len() <= n.max(1), "{lo}..{hi}: {got:?}");
-            assert_eq!(got.len(), expected.len(), "{lo}..{hi}: {got:?}");
-            for (g, e) in got.iter().zip(&expected) {
-                assert!((g - e).abs() < 1e-9, "{lo}..{hi}: {got:?}");
-            }
-        }
-    }
-
-    #[test]
-    fn log_ticks_thin_out_and_fill_in() {
-        let (major, minor) = log_ticks(-1, 2, 6);
-        assert_eq!(major, vec![-1.0, 0.0, 1.0, 2.0]);
-        assert_eq!(minor.len(), 3 * 8);
-        let (major, _) = log_ticks(-2, 3, 3);
-        assert_eq!(major, vec![-2.0, 0.0, 2.0]);
-        let (major, _) = log_ticks(-1, 0, 6);
-        let labels: Vec<String> = major.iter().map(|v| crate::format_seconds(10f64.powf(*v))).collect();
-        assert_eq!(labels, ["100 ms", "200 ms", "500 ms", "1 s"]);
     }
 }

@@ -4,9 +4,10 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use crate::axes::{Axis, Ticks};
 use crate::format::{format_seconds, format_tick};
-use crate::frame::{self, Axis, DrawResult, Ticks};
-use crate::geom::{self, finite_span};
+use crate::frame::{self, DrawResult};
+use crate::geom::{self, Span};
 use crate::legend::{Item, Swatch};
 use crate::style::Style;
 
@@ -32,16 +33,15 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &GoodputSlo
     let has_data = !(goodput.is_empty() && throughput.is_empty());
     let current = data.current_slo_s.and_then(geom::log10);
 
-    let all_x = goodput.iter().chain(&throughput).flatten().map(|p| p.0);
-    let (x_lo, x_hi) = match finite_span(all_x.chain(current)) {
+    let (x_lo, x_hi) = match Span::default().xs(&goodput).xs(&throughput).maybe(current).0 {
         Some((lo, hi)) => {
             let lo = (lo + 1e-9).floor();
             (lo, (hi - 1e-9).ceil().max(lo + 1.0))
         }
         None => (-1.0, 2.0),
     };
-    let ys = goodput.iter().chain(&throughput).flatten().map(|p| p.1);
-    let y_hi = finite_span(ys).map_or(1.0, |(_, hi)| if hi > 0.0 { hi * 1.1 } else { 1.0 });
+    let ys = Span::default().ys(&goodput).ys(&throughput).0;
+    let y_hi = ys.map_or(1.0, |(_, hi)| if hi > 0.0 { hi * 1.1 } else { 1.0 });
     let fmt_x = |v: f64, _step: f64| format_seconds(10f64.powf(v));
     let narrow = frame::Frame::new(area, style).narrow;
     let x = Axis {

@@ -3,9 +3,10 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use crate::axes::{Axis, Ticks};
 use crate::format::{format_percent, format_seconds};
-use crate::frame::{self, Axis, DrawResult, Ticks};
-use crate::geom::{self, finite_span};
+use crate::frame::{self, DrawResult};
+use crate::geom::{self, Span};
 use crate::legend::{Item, Swatch};
 use crate::marks::Side;
 use crate::style::Style;
@@ -140,8 +141,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &LatencyDat
 /// The offered-load axis shared by the latency and throughput charts: from 0 to the largest
 /// load shown, rounded up to a multiple of 10 %.
 pub(crate) fn load_range(loads: &[f64], extra: [Option<f64>; 2]) -> (f64, f64) {
-    let values = loads.iter().copied().chain(extra.into_iter().flatten());
-    let hi = finite_span(values).map_or(1.2, |(_, hi)| hi);
+    let hi = Span::default().values(loads).maybe(extra[0]).maybe(extra[1]).0.map_or(1.2, |(_, hi)| hi);
     let hi = ((hi * 10.0 - 1e-9).ceil() / 10.0).clamp(0.1, 100.0);
     (0.0, hi)
 }
@@ -153,9 +153,10 @@ pub(crate) fn load_axis<'f>(lo: f64, hi: f64, format: &'f dyn Fn(f64, f64) -> St
 
 /// Whole decades (in log10) around every value drawn, so ticks land on "100 ms", "1 s", ...
 fn log_range(data: &LatencyData, p50: &[geom::Run], p99: &[geom::Run], compare: &[geom::Run]) -> (f64, f64) {
-    let extra = [data.slo_s, data.current_p50_s, data.current_p99_s].into_iter().flatten().filter_map(geom::log10);
-    let ys = p50.iter().chain(p99).chain(compare).flatten().map(|p| p.1).chain(extra);
-    let Some((lo, hi)) = finite_span(ys) else {
+    let log = |v: Option<f64>| v.and_then(geom::log10);
+    let ys = Span::default().ys(p50).ys(p99).ys(compare);
+    let ys = ys.maybe(log(data.slo_s)).maybe(log(data.current_p50_s)).maybe(log(data.current_p99_s));
+    let Some((lo, hi)) = ys.0 else {
         return (-1.0, 2.0);
     };
     // Whole decades; a value at exactly 10^k may sit on the frame rather than waste a decade.
@@ -175,10 +176,10 @@ fn linear_max(data: &LatencyData) -> f64 {
     }
     let stable = |ys: &[f64]| {
         let within = data.loads.iter().zip(ys).filter(|(l, _)| **l <= 1.0);
-        finite_span(within.map(|(_, y)| *y)).map(|s| s.1)
+        within.fold(Span::default(), |s, (_, &y)| s.value(y)).0.map(|s| s.1)
     };
     let hi = stable(&data.p99_s)
         .or_else(|| stable(&data.p50_s))
-        .or_else(|| finite_span(data.p99_s.iter().chain(&data.p50_s).copied()).map(|s| s.1));
+        .or_else(|| Span::default().values(&data.p99_s).values(&data.p50_s).0.map(|s| s.1));
     hi.filter(positive).map_or(1.0, |h| h * 1.1)
 }

@@ -27,6 +27,12 @@
 //! NaN and infinities (a line breaks there), a single point and all-zero data draw without
 //! panicking; with nothing to draw, the chart shows its axes and a "no data" caption.
 //!
+//! Charts draw only plotters' basic elements (paths, rectangles, circles, polygons, text with
+//! an anchor the backend resolves itself) in pixels on the caller's area; axes, ticks and the
+//! data-to-pixel mapping are this crate's own. plotters' chart builder and mesh are left out on
+//! purpose: they cost the page tens of KB of wasm, and on a canvas they measure every label in
+//! the page, a forced layout per label on every redraw.
+//!
 //! Colours follow the Okabe-Ito palette, one role per colour in every chart (see
 //! [`Palette`]).
 //!
@@ -54,6 +60,7 @@
 
 #![warn(missing_docs)]
 
+mod axes;
 mod format;
 mod frame;
 mod geom;

@@ -1,7 +1,7 @@
 //! What charts draw on a laid-out plot: data lines and areas, reference lines, markers, and
 //! labels that find a spot clear of everything drawn before them.
 
-use plotters::element::{CoordMapper, DashedPathElement, Drawable, PointCollection};
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -16,26 +16,14 @@ pub(crate) enum Side {
 }
 
 impl<DB: DrawingBackend> Plot<'_, DB> {
-    fn draw<'e, E, B>(&self, element: &'e E) -> DrawResult<DB>
-    where
-        &'e E: PointCollection<'e, (f64, f64), B>,
-        E: Drawable<DB, B>,
-        B: CoordMapper,
-    {
-        self.chart.plotting_area().draw(element)
-    }
-
-    /// Pixel position of a display point, relative to the plotting area's top-left corner.
+    /// Pixel of a display point on the caller's area.
     pub fn pixel(&self, p: (f64, f64)) -> (i32, i32) {
-        let (bx, by) = self.chart.backend_coord(&p);
-        let (xr, yr) = self.chart.plotting_area().get_pixel_range();
-        (bx - xr.start, by - yr.start)
+        self.map.pixel(p)
     }
 
-    /// Plot size in pixels.
-    pub fn size(&self) -> (i32, i32) {
-        let (w, h) = self.chart.plotting_area().dim_in_pixel();
-        (w as i32, h as i32)
+    /// The plot's pixels as a half-open box (left, top, right, bottom).
+    pub fn bounds(&self) -> (i32, i32, i32, i32) {
+        self.map.bounds
     }
 
     pub fn note_style(&self) -> TextStyle<'static> {
@@ -50,17 +38,17 @@ impl<DB: DrawingBackend> Plot<'_, DB> {
     /// A data line: runs are clipped to the plot, and a lone point becomes a dot so it shows.
     pub fn line(&self, runs: &[Run], color: RGBColor, width_css: f64, dashed: bool) -> DrawResult<DB> {
         let style = color.stroke_width(self.frame.stroke(width_css));
-        let clipped = self.rect.clip(runs);
+        let clipped = self.map.range.clip(runs);
         self.obstacles.borrow_mut().extend(clipped.iter().cloned());
         for run in clipped {
             if let [only] = run.as_slice() {
                 let r = self.frame.px(width_css * 1.5).max(2);
-                self.draw(&Circle::new(*only, r, color.filled()))?;
+                self.area.draw(&Circle::new(self.pixel(*only), r, color.filled()))?;
             } else if dashed {
                 let (on, off) = (self.frame.px(6.0), self.frame.px(4.0));
-                self.draw(&DashedPathElement::new(run, on, off, style))?;
+                self.area.draw(&DashedPathElement::new(self.map.pixels(&run), on, off, style))?;
             } else {
-                self.draw(&PathElement::new(run, style))?;
+                self.area.draw(&PathElement::new(self.map.pixels(&run), style))?;
             }
         }
         Ok(())
@@ -68,43 +56,43 @@ impl<DB: DrawingBackend> Plot<'_, DB> {
 
     /// The region between runs and zero (or the nearest plot edge), filled with a light tint.
     pub fn area(&self, runs: &[Run], color: RGBColor) -> DrawResult<DB> {
-        let base = self.rect.y0.max(0.0_f64.min(self.rect.y1));
-        for run in self.rect.clip(runs) {
+        let base = self.map.range.y0.max(0.0_f64.min(self.map.range.y1));
+        for run in self.map.range.clip(runs) {
             if run.len() < 2 {
                 continue;
             }
             let mut polygon = run.clone();
             polygon.push((run[run.len() - 1].0, base));
             polygon.push((run[0].0, base));
-            self.draw(&Polygon::new(polygon, color.mix(0.25).filled()))?;
+            self.area.draw(&Polygon::new(self.map.pixels(&polygon), color.mix(0.25).filled()))?;
         }
         Ok(())
     }
 
     /// A horizontal dashed reference line across the plot (label it with `hline_label`).
     pub fn hline(&self, y: f64, color: RGBColor) -> DrawResult<DB> {
-        let run = vec![(self.rect.x0, y), (self.rect.x1, y)];
+        let run = vec![(self.map.range.x0, y), (self.map.range.x1, y)];
         self.line(&[run], color, 1.0, true)
     }
 
     /// A vertical line over the full plot height (label it with `vline_label`).
     pub fn vline(&self, x: f64, color: RGBColor, width_css: f64, dashed: bool) -> DrawResult<DB> {
-        let run = vec![(x, self.rect.y0), (x, self.rect.y1)];
+        let run = vec![(x, self.map.range.y0), (x, self.map.range.y1)];
         self.line(&[run], color, width_css, dashed)
     }
 
     /// Labels a horizontal line just above it (below when above is taken), at the preferred
     /// end first. Call after drawing the series so the label can dodge them.
     pub fn hline_label(&self, y: f64, text: &str, prefer: Side) -> DrawResult<DB> {
-        if !(self.rect.y0..=self.rect.y1).contains(&y) {
+        if !(self.map.range.y0..=self.map.range.y1).contains(&y) {
             return Ok(());
         }
-        let (w, _) = self.size();
-        let (_, py) = self.pixel((self.rect.x0, y));
+        let (left, _, right, _) = self.bounds();
+        let (_, py) = self.pixel((self.map.range.x0, y));
         let pad = self.frame.px(4.0);
         let ends = match prefer {
-            Side::Left => [(pad, HPos::Left), (w - pad, HPos::Right)],
-            Side::Right => [(w - pad, HPos::Right), (pad, HPos::Left)],
+            Side::Left => [(left + pad, HPos::Left), (right - pad, HPos::Right)],
+            Side::Right => [(right - pad, HPos::Right), (left + pad, HPos::Left)],
         };
         let mut candidates = Vec::new();
         for (ty, v) in [(py - pad / 2, VPos::Bottom), (py + pad / 2, VPos::Top)] {
@@ -117,14 +105,14 @@ impl<DB: DrawingBackend> Plot<'_, DB> {
 
     /// Labels a vertical line beside it, at the top (left side first), else at the bottom.
     pub fn vline_label(&self, x: f64, text: &str) -> DrawResult<DB> {
-        if !(self.rect.x0..=self.rect.x1).contains(&x) {
+        if !(self.map.range.x0..=self.map.range.x1).contains(&x) {
             return Ok(());
         }
-        let (_, h) = self.size();
-        let (px, _) = self.pixel((x, self.rect.y1));
+        let (_, top, _, bottom) = self.bounds();
+        let (px, _) = self.pixel((x, self.map.range.y1));
         let pad = self.frame.px(4.0);
         let mut candidates = Vec::new();
-        for (ty, v) in [(pad / 2, VPos::Top), (h - pad / 2, VPos::Bottom)] {
+        for (ty, v) in [(top + pad / 2, VPos::Top), (bottom - pad / 2, VPos::Bottom)] {
             for (tx, hp) in [(px - pad, HPos::Right), (px + pad, HPos::Left)] {
                 candidates.push(((tx, ty), Pos::new(hp, v)));
             }
@@ -137,7 +125,7 @@ impl<DB: DrawingBackend> Plot<'_, DB> {
     fn place_label(&self, text: &str, candidates: &[((i32, i32), Pos)]) -> DrawResult<DB> {
         let tw = self.label_width(text) + self.frame.px(2.0);
         let th = self.frame.small_font().ceil() as i32;
-        let (w, h) = self.size();
+        let (left, top, right, bottom) = self.bounds();
         let boxes: Vec<_> = candidates
             .iter()
             .map(|&((x, y), pos)| {
@@ -156,7 +144,9 @@ impl<DB: DrawingBackend> Plot<'_, DB> {
             .collect();
         // A few pixels past the frame still read as inside (the text box is generous).
         let tol = self.frame.px(3.0);
-        let inside = |b: &(i32, i32, i32, i32)| b.0 >= -tol && b.1 >= -tol && b.2 <= w + tol && b.3 <= h + tol;
+        let inside = |b: &(i32, i32, i32, i32)| {
+            b.0 >= left - tol && b.1 >= top - tol && b.2 <= right + tol && b.3 <= bottom + tol
+        };
         let chosen = boxes
             .iter()
             .position(|b| inside(b) && self.is_clear(*b))
@@ -185,34 +175,37 @@ impl<DB: DrawingBackend> Plot<'_, DB> {
 
     /// A marker dot with a ring in the background colour, so it stands out on its own line.
     pub fn dot(&self, p: (f64, f64), color: RGBColor) -> DrawResult<DB> {
-        if !self.rect.contains(p) {
+        if !self.map.range.contains(p) {
             return Ok(());
         }
         self.obstacles.borrow_mut().push(vec![p]);
         let bg = self.frame.theme.background;
-        self.draw(&Circle::new(p, self.frame.px(6.0), bg.filled()))?;
-        self.draw(&Circle::new(p, self.frame.px(4.5), color.filled()))
+        let at = self.pixel(p);
+        self.area.draw(&Circle::new(at, self.frame.px(6.0), bg.filled()))?;
+        self.area.draw(&Circle::new(at, self.frame.px(4.5), color.filled()))
     }
 
-    /// Text at a pixel position relative to the plot's top-left corner.
-    pub fn text_at(&self, text: &str, (x, y): (i32, i32), pos: Pos) -> DrawResult<DB> {
-        // The stripped area's coordinates are pixels from the plot's top-left corner.
-        let area = self.chart.plotting_area().strip_coord_spec();
-        area.draw(&Text::new(text.to_string(), (x, y), self.note_style().pos(pos)))
+    /// Text at a pixel of the caller's area, anchored by `pos` (which the backend resolves
+    /// itself: nothing measures the text).
+    pub fn text_at(&self, text: &str, at: (i32, i32), pos: Pos) -> DrawResult<DB> {
+        self.area.draw(&Text::new(text, at, self.note_style().pos(pos)))
     }
 
-    /// A polyline in pixels relative to the plot's top-left corner (annotations).
+    /// A polyline in pixels of the caller's area (annotations).
     pub fn path_px(&self, points: Vec<(i32, i32)>, color: RGBColor, width_css: f64) -> DrawResult<DB> {
-        let area = self.chart.plotting_area().strip_coord_spec();
-        area.draw(&PathElement::new(points, color.stroke_width(self.frame.stroke(width_css))))
+        self.area.draw(&PathElement::new(points, color.stroke_width(self.frame.stroke(width_css))))
+    }
+
+    /// A filled box between two display points (the timeline's bars).
+    pub fn bar(&self, a: (f64, f64), b: (f64, f64), style: ShapeStyle) -> DrawResult<DB> {
+        self.area.draw(&Rectangle::new([self.pixel(a), self.pixel(b)], style))
     }
 
     /// The caption shown instead of series when nothing can be drawn.
     pub fn no_data(&self) -> DrawResult<DB> {
-        let (w, h) = self.size();
+        let (left, top, right, bottom) = self.bounds();
         let style =
             self.frame.text(self.frame.title_font(), self.frame.theme.muted).pos(Pos::new(HPos::Center, VPos::Center));
-        let area = self.chart.plotting_area().strip_coord_spec();
-        area.draw(&Text::new("no data".to_string(), (w / 2, h / 2), style))
+        self.area.draw(&Text::new("no data", ((left + right) / 2, (top + bottom) / 2), style))
     }
 }

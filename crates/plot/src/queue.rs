@@ -4,9 +4,10 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use crate::axes::{Axis, Ticks};
 use crate::format::format_tick;
-use crate::frame::{self, Axis, DrawResult, Ticks};
-use crate::geom::{self, finite_span};
+use crate::frame::{self, DrawResult};
+use crate::geom::{self, Span};
 use crate::legend::{Item, Swatch};
 use crate::marks::Side;
 use crate::style::Style;
@@ -30,14 +31,12 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &QueueData,
     let waiting = geom::runs(&data.t_s, &data.waiting, geom::linear);
     let has_data = !(running.is_empty() && waiting.is_empty());
 
-    let xs = running.iter().chain(&waiting).flatten().map(|p| p.0);
-    let (x_lo, x_hi) = match finite_span(xs) {
+    let (x_lo, x_hi) = match Span::default().xs(&running).xs(&waiting).0 {
         Some((lo, hi)) if hi > lo => (lo, hi),
         Some((lo, _)) => (lo, lo + 1.0),
         None => (0.0, 10.0),
     };
-    let ys = running.iter().chain(&waiting).flatten().map(|p| p.1).chain(data.max_num_seqs);
-    let (y_lo, y_hi) = match finite_span(ys) {
+    let (y_lo, y_hi) = match Span::default().ys(&running).ys(&waiting).maybe(data.max_num_seqs).0 {
         Some((lo, hi)) if hi > 0.0 => (lo.min(0.0), hi * 1.12),
         Some((lo, _)) if lo < 0.0 => (lo * 1.1, 0.0),
         _ => (0.0, 1.0),

@@ -4,9 +4,10 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use crate::axes::{Axis, Ticks};
 use crate::format::{format_percent, format_tick};
-use crate::frame::{self, Axis, DrawResult, Ticks};
-use crate::geom::{self, finite_span};
+use crate::frame::{self, DrawResult};
+use crate::geom::{self, Span};
 use crate::latency::{load_axis, load_range};
 use crate::legend::{Item, Swatch};
 use crate::marks::Side;
@@ -43,14 +44,9 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &Throughput
     let has_data = !(throughput.is_empty() && goodput.is_empty());
 
     let (x_lo, x_hi) = load_range(&data.loads, [data.current_load, data.knee_load]);
-    let extra = [data.capacity_rps, data.current_throughput_rps, data.current_goodput_rps];
-    let ys = [&throughput, &goodput, &offered]
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|p| p.1)
-        .chain(extra.into_iter().flatten());
-    let (y_lo, y_hi) = match finite_span(ys) {
+    let ys = Span::default().ys(&throughput).ys(&goodput).ys(&offered);
+    let ys = ys.maybe(data.capacity_rps).maybe(data.current_throughput_rps).maybe(data.current_goodput_rps);
+    let (y_lo, y_hi) = match ys.0 {
         Some((lo, hi)) if hi > 0.0 => (lo.min(0.0), hi * 1.08),
         Some((lo, _)) if lo < 0.0 => (lo * 1.08, 0.0),
         _ => (0.0, 1.0),

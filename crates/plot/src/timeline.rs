@@ -5,9 +5,10 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::axes::{Axis, Ticks};
 use crate::format::{format_seconds, format_tick};
-use crate::frame::{self, Axis, DrawResult, Plot, Ticks};
-use crate::geom::finite_span;
+use crate::frame::{self, DrawResult, Plot};
+use crate::geom::Span;
 use crate::legend::{Item, Swatch};
 use crate::style::Style;
 
@@ -69,10 +70,10 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &TimelineDa
         data.requests.iter().enumerate().take(MAX_ROWS).filter(|(_, r)| r.arrival_s.is_finite()).collect();
     let highlight = data.highlight.and_then(|h| kept.iter().position(|(i, _)| *i == h));
     let requests: Vec<&RequestTrace> = kept.iter().map(|(_, r)| *r).collect();
-    let times = requests.iter().flat_map(|r| {
-        [r.arrival_s, r.scheduled_s, r.first_token_s, r.finish_s].into_iter().chain(r.token_times_s.iter().copied())
+    let times = requests.iter().fold(Span::default(), |s, r| {
+        s.values(&[r.arrival_s, r.scheduled_s, r.first_token_s, r.finish_s]).values(&r.token_times_s)
     });
-    let (t0, t1) = finite_span(times).unwrap_or((0.0, 1.0));
+    let (t0, t1) = times.0.unwrap_or((0.0, 1.0));
     let span = if t1 > t0 { t1 - t0 } else { 1.0 };
     // Milliseconds read better than "0.25 s" steps when the whole picture is that short.
     let (factor, unit) = if span < 2.0 { (1e3, "ms") } else { (1.0, "s") };
@@ -136,23 +137,20 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &TimelineDa
 
     // Bars stay a bar, not a slab, when there are only one or two rows.
     let unit_px = {
-        let (_, h) = plot.size();
-        f64::from(h) / layout.total.max(1.0)
+        let (_, top, _, bottom) = plot.bounds();
+        f64::from(bottom - top) / layout.total.max(1.0)
     };
     let half = (0.28_f64).min(f64::from(plot.frame.px(9.0)) / unit_px.max(1.0));
     for (i, (r, &cy)) in requests.iter().zip(&layout.centers).enumerate() {
-        let bar = |a: f64, b: f64| [(to_x(a), cy + half), (to_x(b), cy - half)];
+        let bar = |a: f64, b: f64, style: ShapeStyle| plot.bar((to_x(a), cy + half), (to_x(b), cy - half), style);
         let ok = |a: f64, b: f64| a.is_finite() && b.is_finite() && b >= a;
         if ok(r.arrival_s, r.scheduled_s) && r.scheduled_s > r.arrival_s {
-            let corners = bar(r.arrival_s, r.scheduled_s);
             let orange = t.series.orange;
-            plot.chart.plotting_area().draw(&Rectangle::new(corners, orange.mix(0.3).filled()))?;
-            let edge = orange.stroke_width(plot.frame.stroke(1.0));
-            plot.chart.plotting_area().draw(&Rectangle::new(corners, edge))?;
+            bar(r.arrival_s, r.scheduled_s, orange.mix(0.3).filled())?;
+            bar(r.arrival_s, r.scheduled_s, orange.stroke_width(plot.frame.stroke(1.0)))?;
         }
         if ok(r.scheduled_s, r.first_token_s) {
-            let fill = t.series.blue.filled();
-            plot.chart.plotting_area().draw(&Rectangle::new(bar(r.scheduled_s, r.first_token_s), fill))?;
+            bar(r.scheduled_s, r.first_token_s, t.series.blue.filled())?;
         }
         draw_tokens(&plot, r, cy, half, &to_x)?;
         if Some(i) == highlight {
@@ -205,10 +203,10 @@ fn annotate<DB: DrawingBackend>(
 ) -> DrawResult<DB> {
     let text = plot.frame.theme.text;
     let gap = plot.frame.px(4.0);
-    let (w, _) = plot.size();
+    let (left, _, right, _) = plot.bounds();
     let label_x = |label: &str, a: i32, b: i32| {
         let tw = plot.label_width(label);
-        ((a + b) / 2).clamp(tw / 2 + 1, (w - tw / 2 - 1).max(tw / 2 + 1))
+        ((a + b) / 2).clamp(left + tw / 2 + 1, (right - tw / 2 - 1).max(left + tw / 2 + 1))
     };
     if r.first_token_s.is_finite() && r.first_token_s >= r.arrival_s {
         let (a, y) = plot.pixel((to_x(r.arrival_s), cy + half));
