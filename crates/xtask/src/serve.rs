@@ -1,18 +1,23 @@
 //! `cargo xtask serve`: a static file server for www/ (the page needs HTTP: ES modules and
 //! `WebAssembly.instantiateStreaming` refuse `file://`, and the latter needs `application/wasm`).
+//!
+//! One thread per connection, HTTP/1.1 keep-alive, request heads parsed by `httparse`. A browser
+//! opens about six connections at once and keeps them alive; a fixed pool of workers (which
+//! tiny_http used) left some of them unserved on a fresh server, and the page never loaded.
 
-use std::fs::File;
-use std::io::ErrorKind;
-use std::net::TcpListener;
+use std::io::{BufRead, BufReader, ErrorKind, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use tiny_http::{Header, Method, Request, Response, ResponseBox, Server};
 
 use crate::repo_root;
 
-/// Threads answering requests, so a page's parallel fetches (modules, wasm) don't queue.
-const WORKERS: usize = 4;
+/// How long an idle keep-alive connection stays open.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+/// The most bytes of request head we read (a browser's are a few hundred).
+const MAX_HEAD: usize = 64 * 1024;
 
 /// Arguments of `cargo xtask serve`.
 #[derive(clap::Args)]
@@ -56,20 +61,98 @@ pub fn run(args: &Args) -> Result<()> {
         }
     })?;
     let addr = listener.local_addr()?;
-    let server =
-        Server::from_listener(listener, None).map_err(|err| anyhow::anyhow!("cannot start the HTTP server: {err}"))?;
     println!("serving {} at http://{addr}/ (Ctrl-C to stop)", crate::rel(&www).display());
-
     std::thread::scope(|scope| {
-        for _ in 0..WORKERS {
-            scope.spawn(|| {
-                while let Ok(request) = server.recv() {
-                    answer(&www, request);
+        for stream in listener.incoming() {
+            match stream {
+                Ok(stream) => {
+                    let www = &www;
+                    // A client that goes away mid-request is not an error of ours.
+                    scope.spawn(move || serve_connection(www, stream).ok());
                 }
-            });
+                Err(err) => eprintln!("accept failed: {err}"),
+            }
         }
     });
     bail!("the HTTP server stopped unexpectedly")
+}
+
+/// One response.
+struct Reply {
+    status: u16,
+    reason: &'static str,
+    headers: Vec<(&'static str, String)>,
+    body: Vec<u8>,
+}
+
+/// Answers the requests of one connection until the client closes it or goes idle.
+fn serve_connection(www: &Path, stream: TcpStream) -> std::io::Result<()> {
+    // Small responses would otherwise wait ~40 ms for the client's delayed ACK (Nagle).
+    stream.set_nodelay(true)?;
+    stream.set_read_timeout(Some(IDLE_TIMEOUT))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut writer = stream;
+    loop {
+        let Some(raw) = read_head(&mut reader)? else { return Ok(()) };
+        let mut headers = [httparse::EMPTY_HEADER; 64];
+        let mut request = httparse::Request::new(&mut headers);
+        let parsed = request.parse(&raw);
+        let (method, url) = (request.method.unwrap_or(""), request.path.unwrap_or(""));
+        let reply = match parsed {
+            Ok(httparse::Status::Complete(_)) => answer(www, method, url),
+            _ => text(400, "Bad Request", "400 Bad Request\n"),
+        };
+        let header = |name: &str| {
+            request.headers.iter().find(|h| h.name.eq_ignore_ascii_case(name)).map(|h| h.value.to_ascii_lowercase())
+        };
+        // HTTP/1.1 keeps the connection unless told otherwise. A request with a body (never
+        // sent by the page; refused below) closes it, since its body is not read.
+        let has_body = header("content-length").is_some_and(|v| v != b"0") || header("transfer-encoding").is_some();
+        let keep_alive = request.version == Some(1)
+            && parsed.is_ok()
+            && !has_body
+            && !header("connection").is_some_and(|v| v.windows(5).any(|w| w == b"close"));
+        println!("{} {method} {url}", reply.status);
+        let mut head =
+            format!("HTTP/1.1 {} {}\r\nContent-Length: {}\r\n", reply.status, reply.reason, reply.body.len());
+        for (name, value) in &reply.headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str(if keep_alive { "Connection: keep-alive\r\n\r\n" } else { "Connection: close\r\n\r\n" });
+        writer.write_all(head.as_bytes())?;
+        if method != "HEAD" {
+            writer.write_all(&reply.body)?;
+        }
+        writer.flush()?;
+        if !keep_alive {
+            return Ok(());
+        }
+    }
+}
+
+/// Reads one request head (through the blank line); `None` when the client closed or idled out.
+fn read_head(reader: &mut impl BufRead) -> std::io::Result<Option<Vec<u8>>> {
+    let mut raw = Vec::new();
+    loop {
+        let before = raw.len();
+        match reader.read_until(b'\n', &mut raw) {
+            Ok(0) => return Ok(None),
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => return Ok(None),
+            Err(e) => return Err(e),
+        }
+        let line = &raw[before..];
+        if line == b"\r\n" || line == b"\n" {
+            if before == 0 {
+                raw.clear(); // stray blank lines between requests are allowed
+                continue;
+            }
+            return Ok(Some(raw));
+        }
+        if raw.len() > MAX_HEAD {
+            return Ok(Some(raw)); // httparse will reject it as incomplete
+        }
+    }
 }
 
 /// What a request resolves to.
@@ -82,46 +165,43 @@ enum Resolved {
     BadRequest,
 }
 
-fn answer(www: &Path, request: Request) {
-    let url = request.url().to_owned();
-    let method = request.method().clone();
-    let (status, response) = if !matches!(method, Method::Get | Method::Head) {
-        (405, text(405, "405 Method Not Allowed\n").with_header(header("Allow", "GET, HEAD")))
-    } else {
-        match resolve(www, &url) {
-            Resolved::File(path) => match File::open(&path) {
-                Ok(file) => (
-                    200,
-                    Response::from_file(file)
-                        .with_header(header("Content-Type", content_type(&path)))
-                        .with_header(header("Cache-Control", "no-store"))
-                        .with_header(header("X-Content-Type-Options", "nosniff"))
-                        .boxed(),
-                ),
-                Err(_) => (404, text(404, &format!("404 Not Found: {url}\n"))),
+fn answer(www: &Path, method: &str, url: &str) -> Reply {
+    if !matches!(method, "GET" | "HEAD") {
+        let mut reply = text(405, "Method Not Allowed", "405 Method Not Allowed\n");
+        reply.headers.push(("Allow", "GET, HEAD".into()));
+        return reply;
+    }
+    match resolve(www, url) {
+        Resolved::File(path) => match std::fs::read(&path) {
+            Ok(body) => Reply {
+                status: 200,
+                reason: "OK",
+                headers: vec![
+                    ("Content-Type", content_type(&path).into()),
+                    ("Cache-Control", "no-store".into()),
+                    ("X-Content-Type-Options", "nosniff".into()),
+                ],
+                body,
             },
-            Resolved::Redirect(location) => {
-                (301, text(301, "301 Moved Permanently\n").with_header(header("Location", &location)))
-            }
-            Resolved::NotFound => (404, text(404, &format!("404 Not Found: {url}\n"))),
-            Resolved::BadRequest => (400, text(400, "400 Bad Request\n")),
+            Err(_) => text(404, "Not Found", &format!("404 Not Found: {url}\n")),
+        },
+        Resolved::Redirect(location) => {
+            let mut reply = text(301, "Moved Permanently", "301 Moved Permanently\n");
+            reply.headers.push(("Location", location));
+            reply
         }
-    };
-    println!("{status} {method} {url}");
-    // The client may have gone away (page reload); nothing to do about that.
-    let _ = request.respond(response);
+        Resolved::NotFound => text(404, "Not Found", &format!("404 Not Found: {url}\n")),
+        Resolved::BadRequest => text(400, "Bad Request", "400 Bad Request\n"),
+    }
 }
 
-fn text(status: u16, body: &str) -> ResponseBox {
-    Response::from_string(body)
-        .with_status_code(status)
-        .with_header(header("Content-Type", "text/plain; charset=utf-8"))
-        .with_header(header("Cache-Control", "no-store"))
-        .boxed()
-}
-
-fn header(name: &str, value: &str) -> Header {
-    Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("header names and values are ASCII")
+fn text(status: u16, reason: &'static str, body: &str) -> Reply {
+    Reply {
+        status,
+        reason,
+        headers: vec![("Content-Type", "text/plain; charset=utf-8".into()), ("Cache-Control", "no-store".into())],
+        body: body.as_bytes().to_vec(),
+    }
 }
 
 /// Maps a request URL to a file under `www` (canonical), never outside it.
