@@ -1,17 +1,56 @@
-// The page's entry module. Contract with tests/: once the simulator is initialised,
-// <html data-ready="true">; if it fails, data-ready="error" and the page says why.
+// The page's entry module. Contract with tests/: once the simulator is initialised and the
+// lesson is wired, <html data-ready="true">; if it fails, data-ready="error" and the page says why
+// (role="alert").
+//
+// One state: the knee lab (#lab) is the replica the page talks about. Its state lives in the
+// URL hash; the page's own controls (SLO sliders, engine knobs) change it through `setMain`,
+// and secondary labs follow it (mirror.js). The predict-then-reveal steps and the two-clocks
+// timeline have labs of their own, set up for the point each one makes. Each lesson module
+// exports `setup({ wasm, lab, setMain })` and owns one beat or role.
 
 import { loadKneelab } from './js/wasm.js';
 import './js/knee-lab.js';
+import { changed } from './js/lesson/live.js';
+import { bindUrlState } from './js/lesson/url-state.js';
+import * as toc from './js/lesson/toc.js';
+import * as recall from './js/lesson/recall.js';
+import * as colleague from './js/lesson/colleague.js';
+import * as analogy from './js/lesson/analogy.js';
+import * as steps from './js/lesson/steps.js';
+import * as clocks from './js/lesson/clocks.js';
+import * as knee from './js/lesson/knee.js';
+import * as goodput from './js/lesson/goodput.js';
+import * as calculator from './js/lesson/calculator.js';
+import * as cluster from './js/lesson/cluster.js';
+import * as metricsPanel from './js/lesson/metrics-panel.js';
+import * as worked from './js/lesson/worked.js';
 
 const status = document.getElementById('page-status');
+const lab = document.getElementById('lab');
+
+// Before the simulator loads, so the lab's first run is already the linked one.
+const url = bindUrlState(lab);
+
+/** Changes the main lab's state from a page control, and records it in the URL. */
+function setMain(partial) {
+  const diff = changed(lab.state, partial);
+  if (Object.keys(diff).length === 0) return;
+  lab.state = diff;
+  url.scheduleWrite();
+}
 
 try {
   const wasm = await loadKneelab();
   document.getElementById('version').textContent = wasm.version();
+  const context = { wasm, lab, setMain };
+  for (const module of [toc, recall, colleague, analogy, steps, clocks, knee, goodput, calculator, cluster, metricsPanel, worked]) {
+    module.setup(context);
+  }
   status.textContent = '';
+  status.hidden = true;
   document.documentElement.dataset.ready = 'true';
 } catch (err) {
+  status.hidden = false;
   status.textContent = `The simulator failed to load (${err.message ?? err}). Build it with \`cargo xtask build-web\`.`;
   status.setAttribute('role', 'alert');
   document.documentElement.dataset.ready = 'error';

@@ -1,0 +1,428 @@
+// The lesson page (www/index.html) beat by beat: predict-then-reveal gating, the Little's Law
+// calculator, recall cards, the simulated /metrics panel, URL state, goodput, open vs closed
+// loop, worked examples, and full-page screenshots at 1280 and 380 px.
+import { test, expect, openPage } from './helpers.mjs';
+
+/** Waits until the main lab (or another, by CSS selector) has no work pending. */
+async function labIdle(page, selector = '#lab') {
+  await page.locator(selector).evaluate(async (el) => {
+    await el.ready;
+    await el.idle();
+  });
+}
+
+/** Sets the main lab's state as a script would, and waits for it to settle. */
+async function setLab(page, partial) {
+  await page.locator('#lab').evaluate(async (el, p) => {
+    el.state = p;
+    await el.idle();
+  }, partial);
+}
+
+/** How many pixels of a canvas differ from its top-left pixel (0 for a blank canvas). */
+function inkedPixels(canvas) {
+  const ctx = canvas.getContext('2d');
+  if (!canvas.width || !canvas.height) return 0;
+  const { data } = ctx.getImageData(0, 0, canvas.width, canvas.height);
+  let n = 0;
+  for (let i = 4; i < data.length; i += 4) {
+    if (data[i] !== data[0] || data[i + 1] !== data[1] || data[i + 2] !== data[2] || data[i + 3] !== data[3]) n++;
+  }
+  return n;
+}
+
+const dataValue = async (locator) => Number(await locator.getAttribute('data-value'));
+
+/** Scrolls through the whole page (in the page, a frame per screenful) so every lazy lab and table starts. */
+async function scrollThrough(page) {
+  await page.evaluate(async () => {
+    const frame = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+    for (let y = 0; y < document.documentElement.scrollHeight; y += innerHeight) {
+      scrollTo({ top: y, behavior: 'instant' });
+      await frame();
+    }
+    for (const el of document.querySelectorAll('knee-lab')) {
+      await el.ready;
+      await el.idle();
+    }
+  });
+}
+
+/** Reveals every step (their gating is tested above), as a reader who answered them all would see it. */
+async function revealAll(page) {
+  await page.evaluate(() => {
+    for (const [n, choice] of [[1, 'prefill'], [2, 'decode'], [3, 'proportional'], [4, 'collapse']]) {
+      document.querySelector(`[data-step="${n}"] input[value="${choice}"]`).click();
+      document.querySelector(`[data-step="${n}"] button.reveal`).click();
+    }
+    for (const [id, v] of [['step5-qps', '8'], ['step5-replicas', '12']]) {
+      const input = document.getElementById(id);
+      input.value = v;
+      input.dispatchEvent(new Event('input', { bubbles: true }));
+    }
+    document.querySelector('[data-step="5"] button.reveal').click();
+    document.getElementById('ll-use-knee').click();
+  });
+}
+
+test.describe('predict, then reveal', () => {
+  // Step, the choice to commit (a mix of right and wrong), whether it is right, the canvas its lab draws.
+  const steps = [
+    { n: 1, choice: 'decode', right: false, canvas: '#chart-timeline' },
+    { n: 2, choice: 'decode', right: true, canvas: '#chart-timeline' },
+    { n: 3, choice: 'knee', right: true, canvas: '#chart-latency' },
+    { n: 4, choice: 'hold', right: false, canvas: '#chart-throughput' },
+  ];
+
+  test('Reveal is locked until a guess, then shows the verdict, the answer and a live chart', async ({ page }) => {
+    await openPage(page);
+    for (const { n, choice, right, canvas } of steps) {
+      const step = page.locator(`[data-step="${n}"]`);
+      const reveal = step.getByRole('button', { name: /Reveal/ });
+      const body = step.locator('.reveal-body');
+      await expect(reveal).toBeDisabled();
+      await expect(body).toBeHidden();
+      await expect(step.locator('knee-lab')).toHaveCount(0); // no lab before the reveal
+
+      await step.locator(`input[value="${choice}"]`).check();
+      await expect(reveal).toBeEnabled();
+      await reveal.click();
+
+      await expect(body).toBeVisible();
+      const verdict = body.locator('[data-verdict]');
+      await expect(verdict).toHaveAttribute('data-correct', String(right));
+      await expect(verdict).toContainText(right ? 'Right' : 'Not this time');
+      await expect(body.locator('.answer')).toBeVisible();
+      await expect(body.locator('.why')).toBeVisible();
+      // The guess is committed: no changing it after the answer is out.
+      await expect(step.locator(`input[value="${choice}"]`)).toBeDisabled();
+      await expect(reveal).toBeDisabled();
+
+      const chart = step.locator(`knee-lab ${canvas}`);
+      await expect(chart).toBeVisible();
+      await labIdle(page, `[data-step="${n}"] knee-lab`);
+      await expect.poll(() => chart.evaluate(inkedPixels)).toBeGreaterThan(1000);
+      // The live sentence quotes the engine, so no placeholder dashes are left in it.
+      await expect(body.locator('.live [data-live]').first()).not.toHaveText('—');
+    }
+    // Step 3 quotes the sweep at 85% and 100%: throughput barely rises, p99 multiplies.
+    const live = page.locator('[data-step="3"] .live');
+    await expect(live.locator('[data-live=p99_factor]')).toHaveText(/×$/);
+    const factor = parseFloat(await live.locator('[data-live=p99_factor]').textContent());
+    expect(factor).toBeGreaterThan(3);
+  });
+
+  test('step 5 takes two numbers and checks them against Little’s Law', async ({ page }) => {
+    await openPage(page);
+    const step = page.locator('[data-step="5"]');
+    const reveal = step.getByRole('button', { name: /Reveal/ });
+    await expect(reveal).toBeDisabled();
+    await step.locator('#step5-qps').fill('8');
+    await expect(reveal).toBeDisabled(); // one number is not a committed guess
+    await step.locator('#step5-replicas').fill('-1');
+    await expect(reveal).toBeDisabled();
+    await step.locator('#step5-replicas').fill('13');
+    await expect(reveal).toBeEnabled();
+    await reveal.click();
+    const body = step.locator('.reveal-body');
+    await expect(body.locator('[data-verdict]')).toHaveAttribute('data-correct', 'true');
+    await expect(body.locator('[data-live=replicas]')).toHaveText('13');
+    await expect(body.locator('[data-live=qps]')).toHaveText('8.00 req/s');
+    await labIdle(page, '[data-step="5"] knee-lab');
+    await expect.poll(() => step.locator('knee-lab #chart-queue').evaluate(inkedPixels)).toBeGreaterThan(1000);
+    // The engine's own Little's Law: L and lambda x W agree within a few percent.
+    await expect(body.locator('[data-live=lw]')).not.toHaveText('—');
+    const l = parseFloat(await body.locator('[data-live=littles_l]').textContent());
+    const lw = parseFloat(await body.locator('[data-live=lw]').textContent());
+    expect(Math.abs(l / lw - 1)).toBeLessThan(0.05);
+  });
+});
+
+test.describe("Little's Law calculator", () => {
+  test('cap 64, latency 8 s, peak 100 QPS give 8 QPS per replica and 13 replicas; bad input keeps them', async ({ page }) => {
+    await openPage(page);
+    const form = page.locator('#ll-form');
+    const qps = form.locator('[data-metric=ll_max_qps]');
+    const replicas = form.locator('[data-metric=ll_replicas]');
+    await form.locator('#ll-cap').fill('64');
+    await form.locator('#ll-latency-s').fill('8');
+    await form.locator('#ll-peak-qps').fill('100');
+    await expect(qps).toHaveAttribute('data-value', '8');
+    await expect(replicas).toHaveAttribute('data-value', '13');
+    await expect(replicas).toHaveText('13');
+
+    // Another case, to show the numbers are computed: 32 / 4 s = 8, ceil(50 / 8) = 7.
+    await form.locator('#ll-cap').fill('32');
+    await form.locator('#ll-latency-s').fill('4');
+    await form.locator('#ll-peak-qps').fill('50');
+    await expect(replicas).toHaveAttribute('data-value', '7');
+    await form.locator('#ll-cap').fill('64');
+    await form.locator('#ll-latency-s').fill('8');
+    await form.locator('#ll-peak-qps').fill('100');
+    await expect(replicas).toHaveAttribute('data-value', '13');
+
+    const bad = [
+      ['#ll-latency-s', '0'],
+      ['#ll-latency-s', '-3'],
+      ['#ll-peak-qps', ''],
+      ['#ll-cap', '2.5'],
+      ['#ll-cap', '1e9'],
+    ];
+    for (const [field, value] of bad) {
+      await form.locator(field).fill(value);
+      const alert = form.locator(`${field}-error`);
+      await expect(alert).toHaveAttribute('role', 'alert');
+      await expect(alert).toBeVisible();
+      await expect(form.locator(field)).toHaveAttribute('aria-invalid', 'true');
+      await expect(qps).toHaveAttribute('data-value', '8');
+      await expect(replicas).toHaveAttribute('data-value', '13');
+      await expect(form).not.toContainText('NaN');
+      await form.locator(field).fill(field === '#ll-cap' ? '64' : field === '#ll-peak-qps' ? '100' : '8');
+      await expect(alert).toBeHidden();
+    }
+  });
+
+  test("the engine's knee gives a replica count at least the naive saturation one", async ({ page }) => {
+    await openPage(page);
+    await labIdle(page);
+    await page.locator('#ll-use-knee').click();
+    await expect(page.locator('#ll-use-knee')).toHaveAttribute('aria-pressed', 'true');
+    const knee = page.locator('[data-metric=ll_replicas_knee]');
+    const sat = page.locator('[data-metric=ll_replicas_saturation]');
+    await expect(knee).toHaveAttribute('data-value', /^\d+$/);
+    await expect(sat).toHaveAttribute('data-value', /^\d+$/);
+    const { kneeRps, satRps } = await page.locator('#lab').evaluate((el) => ({
+      kneeRps: el.readouts.knee_rps,
+      satRps: el.readouts.saturation_rps,
+    }));
+    expect(await dataValue(knee)).toBe(Math.ceil(100 / kneeRps));
+    expect(await dataValue(sat)).toBe(Math.ceil(100 / satRps));
+    expect(await dataValue(knee)).toBeGreaterThanOrEqual(await dataValue(sat));
+    // It follows the lab: a faster GPU needs fewer replicas.
+    const before = await dataValue(knee);
+    await setLab(page, { preset: 'llama-3-8b-h100' });
+    await expect.poll(() => dataValue(knee)).toBeLessThan(before);
+  });
+});
+
+test('recall cards hide their answer until click or Enter, with aria-expanded', async ({ page }) => {
+  await openPage(page);
+  const cards = page.locator('[data-recall]');
+  expect(await cards.count()).toBeGreaterThanOrEqual(3);
+  await expect(page.locator('[data-recall]', { hasText: 'knee' }).first()).toBeVisible();
+  await expect(page.locator('[data-recall]', { hasText: 'three signals' })).toHaveCount(1);
+  for (const i of [0, 1]) {
+    const card = cards.nth(i);
+    const button = card.locator('button');
+    const answer = page.locator(`#${await button.getAttribute('aria-controls')}`);
+    await expect(button).toHaveAttribute('aria-expanded', 'false');
+    await expect(answer).toBeHidden();
+    await button.click();
+    await expect(button).toHaveAttribute('aria-expanded', 'true');
+    await expect(answer).toBeVisible();
+    await expect(button).toBeFocused();
+    await page.keyboard.press('Enter');
+    await expect(button).toHaveAttribute('aria-expanded', 'false');
+    await expect(answer).toBeHidden();
+    await page.keyboard.press('Enter');
+    await expect(button).toHaveAttribute('aria-expanded', 'true');
+  }
+  // The signals card names vLLM's metrics.
+  await expect(page.locator('#recall-2')).toContainText('vllm:num_requests_waiting');
+});
+
+test('the /metrics panel uses vLLM names and follows the lab’s load', async ({ page }) => {
+  await openPage(page);
+  const panel = page.locator('pre[data-panel="metrics"]');
+  await setLab(page, { load: 0.5 });
+  for (const name of [
+    'vllm:num_requests_running',
+    'vllm:num_requests_waiting',
+    'vllm:kv_cache_usage_perc',
+    'vllm:num_preemptions_total',
+    'vllm:time_to_first_token_seconds_bucket',
+    'vllm:inter_token_latency_seconds_bucket',
+    '# TYPE vllm:time_to_first_token_seconds histogram',
+  ]) {
+    await expect(panel).toContainText(name);
+  }
+  const waiting = async () => {
+    const m = /^vllm:num_requests_waiting\{[^}]*\} (\S+)$/m.exec(await panel.textContent());
+    return Number(m[1]);
+  };
+  const lowText = await panel.textContent();
+  const low = await waiting();
+  await setLab(page, { load: 1.1 });
+  await expect(panel).not.toHaveText(lowText);
+  expect(await waiting()).toBeGreaterThan(low + 10);
+  // The reading beside it says what the queue means.
+  await expect(page.locator('#metrics-reading')).toContainText('scale out');
+  // The page's own load slider in the section drives the same replica.
+  await page.locator('#cluster-load').fill('40');
+  await expect.poll(() => page.locator('#lab').evaluate((el) => el.state.load)).toBe(0.4);
+});
+
+test.describe('URL state', () => {
+  test('a change is written to the hash, and reloading that URL restores it', async ({ page }) => {
+    await openPage(page);
+    await labIdle(page);
+    await page.locator('knee-lab#lab #closed-loop').check();
+    await page.locator('knee-lab#lab #preset').selectOption('llama-3-8b-h100');
+    await page.locator('input[name="cluster-seqs"][value="8"]').check();
+    await page.locator('#slo-ttft-range').fill('4'); // 1 s
+    await expect.poll(() => page.evaluate(() => location.hash)).toMatch(/mode=closed/);
+    await expect.poll(() => page.evaluate(() => location.hash)).toMatch(/seqs=8/);
+    const hash = await page.evaluate(() => location.hash);
+    expect(hash).toMatch(/preset=llama-3-8b-h100/);
+    expect(hash).toMatch(/ttft=1000/);
+
+    await page.reload();
+    await expect(page.locator('html')).toHaveAttribute('data-ready', 'true');
+    expect(await page.evaluate(() => location.hash)).toBe(hash);
+    await expect(page.locator('knee-lab#lab #closed-loop')).toBeChecked();
+    await expect(page.locator('knee-lab#lab #preset')).toHaveValue('llama-3-8b-h100');
+    await expect(page.locator('input[name="cluster-seqs"][value="8"]')).toBeChecked();
+    const state = await page.locator('#lab').evaluate((el) => el.state);
+    expect(state).toMatchObject({ mode: 'closed', preset: 'llama-3-8b-h100', maxNumSeqs: 8, sloTtftMs: 1000 });
+  });
+
+  test('a shared link applies; invalid values are ignored; hashchange applies too', async ({ page }) => {
+    await openPage(page, '/#load=0.95&mode=sideways&seqs=7&ttft=-5&preset=evil&workload=chat&budget=banana');
+    const state = await page.locator('#lab').evaluate((el) => el.state);
+    expect(state).toMatchObject({ load: 0.95, mode: 'open', maxNumSeqs: 64, workload: 'chat', preset: 'llama-3-8b-a100' });
+    expect(state.sloTtftMs).toBe(500); // the chat workload's own SLO, not -5
+    await expect(page.locator('knee-lab#lab #offered-load')).toHaveValue('95');
+    await page.evaluate(() => {
+      location.hash = '#load=0.5&workload=rag';
+    });
+    await expect.poll(() => page.locator('#lab').evaluate((el) => el.state.load)).toBe(0.5);
+    // A plain in-page anchor carries no state and changes nothing.
+    await page.evaluate(() => {
+      location.hash = '#goodput';
+    });
+    await page.waitForTimeout(100);
+    expect(await page.locator('#lab').evaluate((el) => el.state.load)).toBe(0.5);
+  });
+});
+
+test('goodput: both definitions, live, and the SLO sliders move them', async ({ page }) => {
+  await openPage(page);
+  await labIdle(page);
+  const section = page.locator('#goodput');
+  const vllm = section.locator('[data-metric=gp_vllm_rps]');
+  const distserve = section.locator('[data-metric=gp_distserve_rps]');
+  await expect(section).toContainText('good requests per second');
+  await expect(section).toContainText('at least 90%');
+  await expect(vllm).toHaveAttribute('data-value', /\d/);
+  await expect(distserve).toHaveAttribute('data-value', /\d/);
+  const throughput = await dataValue(section.locator('[data-metric=gp_throughput_rps]'));
+  const before = { vllm: await dataValue(vllm), distserve: await dataValue(distserve) };
+  expect(before.vllm).toBeGreaterThan(0);
+  expect(before.vllm).toBeLessThanOrEqual(throughput);
+  // A stricter TTFT SLO (500 ms) keeps throughput and loses goodput, by both definitions.
+  await section.locator('#slo-ttft-range').fill('2');
+  await expect(section.locator('#slo-ttft-out')).toHaveText('500 ms');
+  await labIdle(page);
+  await expect.poll(() => dataValue(vllm)).toBeLessThan(before.vllm);
+  await expect.poll(() => dataValue(distserve)).toBeLessThan(before.distserve);
+  expect(await dataValue(section.locator('[data-metric=gp_throughput_rps]'))).toBeCloseTo(throughput, 6);
+  // The follower lab draws the same replica.
+  await section.locator('#goodput-slot').scrollIntoViewIfNeeded();
+  await labIdle(page, '#goodput-lab');
+  expect(await page.locator('#goodput-lab').evaluate((el) => el.state.sloTtftMs)).toBe(500);
+  await expect.poll(() => page.locator('#goodput-lab #chart-goodput').evaluate(inkedPixels)).toBeGreaterThan(1000);
+});
+
+test('open vs closed loop: compared at the same slider and at the same throughput', async ({ page }) => {
+  await openPage(page);
+  const box = page.locator('#loop-compare');
+  await box.scrollIntoViewIfNeeded();
+  await labIdle(page, '#loop-twin');
+  await labIdle(page);
+  const v = (name) => box.locator(`[data-metric=${name}]`);
+  await expect(v('loop_same_ttft_p99')).toHaveAttribute('data-value', /\d/);
+  // The closed loop offers less (lower share of capacity) and so shows a smaller tail...
+  expect(await dataValue(v('loop_closed_share'))).toBeLessThan(await dataValue(v('loop_open_share')));
+  expect(await dataValue(v('loop_closed_ttft_p99'))).toBeLessThan(await dataValue(v('loop_open_ttft_p99')));
+  // ...while an open loop at the closed loop's throughput is far closer to it than the open loop at the same slider.
+  expect(await dataValue(v('loop_same_rps'))).toBeCloseTo(await dataValue(v('loop_closed_rps')), 6);
+  expect(await dataValue(v('loop_same_ttft_p99'))).toBeLessThan(await dataValue(v('loop_open_ttft_p99')));
+  await expect(page.locator('#loop-live')).toContainText('Same achieved throughput');
+});
+
+test('explain it, the kitchen analogy, and the worked examples', async ({ page }) => {
+  await openPage(page);
+  // Explain it to a colleague: free text, then the model answer with keyword hints.
+  const text = page.locator('#colleague-text');
+  await expect(text).toHaveAttribute('placeholder', 'We should autoscale when…');
+  await expect(page.locator('#colleague-answer')).toBeHidden();
+  await text.fill('We should autoscale when the queue keeps growing.');
+  await page.locator('#colleague-show').click();
+  await expect(page.locator('#colleague-answer')).toBeVisible();
+  await expect(page.locator('#colleague-answer')).toContainText("Little's Law");
+  await expect(page.locator('#colleague-hint-list li.hit')).toHaveCount(1);
+  await expect(page.locator('#colleague-hints')).toContainText('not a grade');
+
+  // The analogy is collapsible, and one button opens every kitchen note.
+  const notes = page.locator('details.kitchen:not(.kitchen-main)');
+  expect(await notes.count()).toBeGreaterThanOrEqual(4);
+  await page.locator('#kitchen-details summary').click();
+  await expect(page.locator('#kitchen-details')).toContainText('Time to the first bite');
+  await page.locator('#kitchen-all').click();
+  for (const note of await notes.all()) await expect(note).toHaveAttribute('open', '');
+
+  // Worked examples, computed live.
+  const fleet = page.locator('#fleet-box');
+  await fleet.scrollIntoViewIfNeeded();
+  const knee = fleet.locator('[data-metric=fleet_replicas_knee]');
+  const sat = fleet.locator('[data-metric=fleet_replicas_saturation]');
+  await expect(knee).toHaveAttribute('data-value', /^\d+$/);
+  expect(await dataValue(knee)).toBeGreaterThanOrEqual(await dataValue(sat));
+  const a100 = await dataValue(knee);
+  await page.locator('#fleet-preset').selectOption('llama-3-8b-h100');
+  await expect.poll(() => dataValue(knee)).toBeLessThan(a100);
+  const rag = page.locator('#rag-readouts');
+  await expect(rag.locator('[data-metric=rag_goodput_rps]')).toHaveAttribute('data-value', /\d/);
+  const at85 = await dataValue(rag.locator('[data-metric=rag_goodput_rps]'));
+  await page.locator('#rag-load input[value="1"]').check();
+  await expect.poll(() => dataValue(rag.locator('[data-metric=rag_goodput_rps]'))).toBeLessThan(at85);
+});
+
+test.describe('full-page screenshots', () => {
+  /** Every beat rendered, no sideways scroll, headings in order; then a full-page screenshot per scheme. */
+  async function shoot(page, testInfo, width, schemes) {
+    await page.setViewportSize({ width, height: 900 });
+    await page.emulateMedia({ colorScheme: schemes[0] });
+    await openPage(page);
+    await revealAll(page);
+    await scrollThrough(page);
+    await expect(page.locator('#knobs-body tr')).toHaveCount(8);
+    await expect(page.locator('[data-metric=fleet_replicas_knee]')).toHaveAttribute('data-value', /\d/);
+    await expect(page.locator('[data-metric=ll_replicas_knee]')).toHaveAttribute('data-value', /\d/);
+    expect(await page.locator('knee-lab').count()).toBe(9);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).toBe(true);
+    // Headings in order: one h1 first, never skipping a level on the way down.
+    const levels = await page.evaluate(() => [...document.querySelectorAll('h1, h2, h3, h4')].map((h) => Number(h.tagName[1])));
+    expect(levels.filter((l) => l === 1)).toHaveLength(1);
+    expect(levels[0]).toBe(1);
+    for (let i = 1; i < levels.length; i++) expect(levels[i] - levels[i - 1]).toBeLessThanOrEqual(1);
+    for (const scheme of schemes) {
+      await page.emulateMedia({ colorScheme: scheme });
+      // Every lab redraws its charts for the new scheme.
+      await page.evaluate(() => Promise.all([...document.querySelectorAll('knee-lab')].map((el) => el.idle())));
+      await page.screenshot({ path: testInfo.outputPath(`lesson-${width}-${scheme}.png`), fullPage: true });
+    }
+  }
+
+  test('1280 px: every beat renders, nothing scrolls sideways', async ({ page }, testInfo) => {
+    await shoot(page, testInfo, 1280, ['light']);
+  });
+
+  test('380 px, light and dark: every beat renders, nothing scrolls sideways', async ({ page }, testInfo) => {
+    await shoot(page, testInfo, 380, ['light', 'dark']);
+    // The narrowest phone the page supports.
+    await page.setViewportSize({ width: 360, height: 800 });
+    await page.evaluate(() => Promise.all([...document.querySelectorAll('knee-lab')].map((el) => el.idle())));
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).toBe(true);
+  });
+});

@@ -1,0 +1,113 @@
+// Beat 6: the Little's Law calculator. cap / latency = per-replica QPS; ceil(peak / that) =
+// replicas, by the engine's own `size()` (which forgives float noise: 64 / 8 is 8). Bad input
+// shows an alert beside its field and keeps the last good result; nothing shows NaN.
+// "Use the engine's knee" divides the peak by the main lab's knee and saturation throughputs.
+
+import { fill, fillMetrics, formatMetric, formatNumber, formatRate, formatSeconds, onUpdate } from './live.js';
+
+/** Field id -> [label, check(value) -> error message | null]. */
+const FIELDS = {
+  'll-cap': (v) =>
+    !Number.isInteger(v) || v < 1 || v > 100000
+      ? 'The cap counts sequences: enter a whole number from 1 to 100,000.'
+      : null,
+  'll-latency-s': (v) => (!(v > 0) || v > 3600 ? 'Enter a latency above 0 s and at most 3,600 s.' : null),
+  'll-peak-qps': (v) => (!(v > 0) || v > 10_000_000 ? 'Enter a peak above 0 and at most 10,000,000 requests/s.' : null),
+};
+
+/** The field's number, or an error message. */
+export function readField(input, check) {
+  const text = input.value.trim();
+  if (text === '' && input.validity.badInput) return { error: 'That is not a number.' };
+  if (text === '') return { error: 'Enter a number.' };
+  const v = Number(text);
+  if (!Number.isFinite(v)) return { error: 'That is not a number.' };
+  const error = check(v);
+  return error ? { error } : { value: v };
+}
+
+function showError(input, message) {
+  const el = document.getElementById(`${input.id}-error`);
+  el.textContent = message ?? '';
+  if (message) input.setAttribute('aria-invalid', 'true');
+  else input.removeAttribute('aria-invalid');
+}
+
+export function setup({ wasm, lab }) {
+  const form = document.getElementById('ll-form');
+  const formula = document.getElementById('ll-formula');
+  const inputs = Object.fromEntries(Object.keys(FIELDS).map((id) => [id, document.getElementById(id)]));
+  let good = null; // the last valid { cap, latency, peak }
+
+  const compute = () => {
+    const values = {};
+    let ok = true;
+    for (const [id, check] of Object.entries(FIELDS)) {
+      const r = readField(inputs[id], check);
+      showError(inputs[id], r.error);
+      if (r.error) ok = false;
+      else values[id] = r.value;
+    }
+    if (!ok) return; // keep the last good result on screen
+    good = { cap: values['ll-cap'], latency: values['ll-latency-s'], peak: values['ll-peak-qps'] };
+    const s = wasm.size(good.cap, good.latency, good.peak);
+    fillMetrics(form, {
+      ll_max_qps: { value: s.per_replica_max_qps, text: formatRate(s.per_replica_max_qps) },
+      ll_replicas: { value: s.replicas, text: s.replicas.toLocaleString('en-US') },
+    });
+    formula.textContent =
+      `${formatNumber(good.cap, 0)} ÷ ${formatSeconds(good.latency)} = ${formatRate(s.per_replica_max_qps)} per replica; ` +
+      `⌈${formatNumber(good.peak)} ÷ ${formatNumber(s.per_replica_max_qps, 3)}⌉ = ${s.replicas.toLocaleString('en-US')} replicas.`;
+    renderEngine();
+  };
+  form.addEventListener('input', compute);
+
+  // --- the engine's knee ---------------------------------------------------------------------
+  const button = document.getElementById('ll-use-knee');
+  const status = document.getElementById('ll-engine-status');
+  const results = document.getElementById('ll-engine');
+  let following = false;
+
+  function renderEngine() {
+    if (!following || !good) return;
+    const r = lab.readouts;
+    if (r.knee_rps == null || r.saturation_rps == null) {
+      status.textContent =
+        r.sweep_points == null || lab.hasAttribute('data-busy')
+          ? 'Measuring the replica’s knee…'
+          : 'This replica misses its SLOs even at the lowest load, so it has no knee to size with: loosen the SLOs in Goodput.';
+      return;
+    }
+    const s = wasm.size(good.cap, good.latency, good.peak, r.knee_rps, r.saturation_rps);
+    results.hidden = false;
+    const st = lab.state;
+    status.textContent =
+      `Following the knee lab: ${st.workload === 'rag' ? 'RAG' : 'chat'} traffic, --max-num-seqs ${st.maxNumSeqs}, ` +
+      `TTFT SLO ${formatSeconds(st.sloTtftMs / 1000)}, TPOT SLO ${formatSeconds(st.sloTpotMs / 1000)}, ${st.mode} loop.`;
+    fillMetrics(results, {
+      ll_replicas_knee: { value: s.replicas_at_knee, text: s.replicas_at_knee.toLocaleString('en-US') },
+      ll_replicas_saturation: { value: s.replicas_at_saturation, text: s.replicas_at_saturation.toLocaleString('en-US') },
+    });
+    fill(results, {
+      knee_rps: formatRate(r.knee_rps),
+      saturation_rps: formatRate(r.saturation_rps),
+      why:
+        `At its knee (${formatMetric('knee_load', r.knee_load)} of capacity) this replica completes ${formatRate(r.knee_rps)} ` +
+        `with about ${formatMetric('knee_running', r.knee_running)} requests in its batch, each taking ${formatSeconds(r.knee_e2e_s)} ` +
+        `on average: Little's Law with the concurrency it actually holds. Saturation squeezes out ${formatRate(r.saturation_rps - r.knee_rps)} more ` +
+        'per replica, but only with a queue that breaks the TTFT SLO for most requests. ' +
+        (s.replicas_at_knee > s.replicas_at_saturation
+          ? `Provision for the knee: ${s.replicas_at_knee - s.replicas_at_saturation} more ` +
+            `replica${s.replicas_at_knee - s.replicas_at_saturation === 1 ? '' : 's'} than the naive count buy the SLO at peak.`
+          : 'Here the knee sits so close to saturation that both counts agree; provision the knee count all the same.'),
+    });
+  }
+  button.addEventListener('click', () => {
+    following = true;
+    button.setAttribute('aria-pressed', 'true');
+    button.textContent = 'Using the engine’s knee (follows the lab)';
+    renderEngine();
+  });
+  onUpdate(lab, () => renderEngine());
+  compute();
+}

@@ -1,0 +1,52 @@
+// Beat 3: the two clocks. A timeline of a few simulated requests (queue wait, prefill, token
+// drip, with TTFT and TPOT marked by the chart itself), made when the reader scrolls near, and
+// the batching trade-off read off the same lab's sweep.
+
+import {
+  configKey,
+  createLab,
+  fill,
+  formatMetric,
+  formatPercent,
+  formatSeconds,
+  formatTimes,
+  onUpdate,
+  pointAt,
+  whenNear,
+} from './live.js';
+
+export function setup() {
+  const slot = document.getElementById('clocks-slot');
+  const live = document.getElementById('clocks-live');
+  const batching = document.getElementById('batching-live');
+  whenNear(slot, () => {
+    const lab = createLab(slot, {
+      id: 'clocks-lab',
+      workload: 'rag',
+      load: 0.85,
+      panels: 'timeline',
+      controls: 'load',
+      metrics: 'ttft_p50 queue_p50 tpot_p50 num_requests_running',
+    });
+    let sweptFor = null;
+    onUpdate(lab, ({ readouts: r, state, sweepDone }) => {
+      fill(live, { load: formatPercent(r.load), ttft_p50: formatSeconds(r.ttft_p50), tpot_p50: formatSeconds(r.tpot_p50) });
+      const key = configKey(state);
+      if (!sweepDone || sweptFor === key) return;
+      const sweep = lab.sweep;
+      const lo = pointAt(sweep, 0.1);
+      const knee = sweep?.knee ? pointAt(sweep, sweep.knee.offered_load) : null;
+      if (!lo || !knee) return;
+      sweptFor = key;
+      fill(batching, {
+        run_lo: formatMetric('num_requests_running', lo.num_requests_running_mean),
+        tpot_lo: formatSeconds(lo.tpot_s.p50),
+        knee_load: formatPercent(sweep.knee.offered_load),
+        run_knee: formatMetric('num_requests_running', knee.num_requests_running_mean),
+        batch_x: formatTimes(knee.num_requests_running_mean / lo.num_requests_running_mean),
+        tpot_x: formatTimes(knee.tpot_s.p50 / lo.tpot_s.p50),
+        tpot_knee: formatSeconds(knee.tpot_s.p50),
+      });
+    });
+  });
+}

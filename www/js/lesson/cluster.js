@@ -1,0 +1,191 @@
+// Beat 7: on your cluster. Page-level knobs (load, --max-num-seqs 8/64, chunked prefill, token
+// budget) that drive the main lab; its live signals; and a table of full sweeps with one knob
+// changed at a time (wasm `sweep`, one per task so the page stays responsive).
+
+import { MAX_MODEL_LEN } from '../knee-lab.js';
+import {
+  fill,
+  formatMetric,
+  formatPercent,
+  formatRate,
+  formatSeconds,
+  formatTimes,
+  nearestPoint,
+  onUpdate,
+  watchNear,
+} from './live.js';
+import { BASE_ENGINE, sweepCached } from './sweeps.js';
+
+function setupControls(lab, setMain) {
+  const load = document.getElementById('cluster-load');
+  const loadOut = document.getElementById('cluster-load-out');
+  const seqs = [...document.querySelectorAll('input[name="cluster-seqs"]')];
+  const seqsOther = document.getElementById('cluster-seqs-other');
+  const chunked = document.getElementById('cluster-chunked');
+  const budget = document.getElementById('cluster-budget');
+
+  load.addEventListener('input', () => setMain({ load: Number(load.value) / 100 }));
+  for (const radio of seqs) radio.addEventListener('change', () => radio.checked && setMain({ maxNumSeqs: Number(radio.value) }));
+  chunked.addEventListener('change', () => setMain({ chunkedPrefill: chunked.checked }));
+  budget.addEventListener('change', () => setMain({ maxNumBatchedTokens: Number(budget.value) }));
+
+  const sync = (s) => {
+    const pct = Math.round(s.load * 100);
+    if (Number(load.value) !== pct) load.value = String(pct);
+    loadOut.value = `${pct}%`;
+    load.setAttribute('aria-valuetext', `${pct}% of capacity`);
+    let matched = false;
+    for (const radio of seqs) {
+      radio.checked = Number(radio.value) === s.maxNumSeqs;
+      matched ||= radio.checked;
+    }
+    // The lab allows other caps; say so rather than show a wrong choice.
+    seqsOther.hidden = matched;
+    seqsOther.textContent = matched ? '' : `now ${s.maxNumSeqs} (set in the lab)`;
+    chunked.checked = s.chunkedPrefill;
+    budget.disabled = !s.chunkedPrefill;
+    const b = String(s.chunkedPrefill ? s.maxNumBatchedTokens : MAX_MODEL_LEN);
+    if (![...budget.options].some((o) => o.value === b)) budget.add(new Option(Number(b).toLocaleString('en-US'), b));
+    budget.value = b;
+  };
+  sync(lab.state);
+  onUpdate(lab, ({ state }) => sync(state));
+
+  const readouts = document.getElementById('cluster-readouts');
+  onUpdate(lab, ({ readouts: r }) => {
+    fill(readouts, {
+      ttft_p99: formatSeconds(r.ttft_p99),
+      tpot_p99: formatSeconds(r.tpot_p99),
+      itl_p99: formatSeconds(r.itl_p99),
+      throughput_rps: formatRate(r.throughput_rps),
+      goodput_rps: formatRate(r.goodput_rps),
+      num_requests_running: formatMetric('num_requests_running', r.num_requests_running),
+      num_requests_waiting: formatMetric('num_requests_waiting', r.num_requests_waiting),
+      kv_cache_usage: formatPercent(r.kv_cache_usage),
+    });
+  });
+}
+
+// --- the knobs side by side -------------------------------------------------------------------
+
+/** Columns: one knob changed from the course's baseline. */
+const COLUMNS = [
+  { id: 'seqs8', engine: { max_num_seqs: 8 } },
+  { id: 'base', engine: {} },
+  { id: 'nochunk', engine: { chunked_prefill: false, max_num_batched_tokens: MAX_MODEL_LEN } },
+  { id: 'b512', engine: { max_num_batched_tokens: 512 } },
+  { id: 'kv100k', engine: { kv_cache_tokens: 100000 } },
+];
+const ROWS = [
+  ['Capacity', (s) => formatRate(s.capacity_rps)],
+  ['Knee', (s) => (s.knee ? `${formatPercent(s.knee.offered_load)} · ${formatRate(s.knee.throughput_rps)}` : 'none')],
+  ['TTFT p99', (_s, p) => formatSeconds(p.ttft_s.p99)],
+  ['TPOT p99', (_s, p) => formatSeconds(p.tpot_s.p99)],
+  ['ITL p99', (_s, p) => formatSeconds(p.itl_s.p99)],
+  ['Running (mean)', (_s, p) => formatMetric('num_requests_running', p.num_requests_running_mean)],
+  ['KV cache used (mean)', (_s, p) => formatPercent(p.kv_cache_usage_mean)],
+  ['Preemptions', (_s, p) => formatMetric('num_preemptions', p.num_preemptions)],
+];
+
+/** The sweep of each column, for the lab's model, workload and SLOs. */
+async function sweepColumns(wasm, base) {
+  const out = {};
+  for (const col of COLUMNS) {
+    const config = structuredClone(base);
+    config.engine = { ...config.engine, ...BASE_ENGINE, ...col.engine };
+    config.load = { mode: 'open' };
+    out[col.id] = await sweepCached(wasm, config);
+  }
+  return out;
+}
+
+function knobsText(sweeps, load) {
+  const at = (id) => nearestPoint(sweeps[id], load).summary;
+  const [s8, base, off, b512, kv] = COLUMNS.map((c) => at(c.id));
+  const cap = (id) => sweeps[id].capacity_rps;
+  const parts = [
+    `Batching: 64 sequences give ${formatTimes(cap('base') / cap('seqs8'))} the capacity of 8, ` +
+      `at the price of a TPOT p99 of ${formatSeconds(base.tpot_s.p99)} instead of ${formatSeconds(s8.tpot_s.p99)}.`,
+    `Chunked prefill off: ITL p99 goes from ${formatSeconds(base.itl_s.p99)} to ${formatSeconds(off.itl_s.p99)}, because one long prefill now ` +
+      `stalls every decode in its step, while TTFT p99 moves from ${formatSeconds(base.ttft_s.p99)} to ${formatSeconds(off.ttft_s.p99)}.`,
+    `A 512-token budget smooths TPOT p99 to ${formatSeconds(b512.tpot_s.p99)} but each long prompt needs more steps, and TTFT p99 becomes ` +
+      `${formatSeconds(b512.ttft_s.p99)}.`,
+    `With KV cache for only 100,000 tokens, 64 sequences no longer fit: ${formatMetric('num_preemptions', kv.num_preemptions)} preemptions ` +
+      `in this run, and capacity drops to ${formatRate(cap('kv100k'))}.`,
+  ];
+  return parts.join(' ');
+}
+
+function setupKnobTable(wasm, lab) {
+  const box = document.getElementById('knobs-compare');
+  const body = document.getElementById('knobs-body');
+  const live = document.getElementById('knobs-live');
+  const caption = box.querySelector('caption');
+  let near = false;
+  let sweeps = null;
+  let sweptFor = null;
+  let running = false;
+
+  const renderTable = () => {
+    if (!sweeps) return;
+    const load = Math.max(lab.state.load, 0.05);
+    const point = nearestPoint(sweeps.base, load);
+    fill(caption, {
+      knobs_caption: `${lab.state.workload === 'rag' ? 'RAG' : 'Chat'} traffic on the lab's model; lower rows at ${formatPercent(point.offered_load)} offered load.`,
+    });
+    body.replaceChildren(
+      ...ROWS.map(([label, get]) => {
+        const tr = document.createElement('tr');
+        const th = document.createElement('th');
+        th.scope = 'row';
+        th.textContent = label;
+        tr.append(th);
+        for (const col of COLUMNS) {
+          const td = document.createElement('td');
+          td.textContent = get(sweeps[col.id], nearestPoint(sweeps[col.id], load).summary);
+          tr.append(td);
+        }
+        return tr;
+      }),
+    );
+    fill(live, { knobs_text: knobsText(sweeps, load) });
+  };
+
+  const refresh = async () => {
+    if (!near || running) return;
+    const base = lab.config();
+    const key = JSON.stringify([base.cost, base.workload, base.slo, base.run, base.seed]);
+    if (key === sweptFor) {
+      renderTable();
+      return;
+    }
+    running = true;
+    fill(caption, { knobs_caption: 'Sweeping five replicas…' });
+    try {
+      sweeps = await sweepColumns(wasm, base);
+    } catch (err) {
+      // A config the lab itself reports as invalid (its own error message says which field).
+      fill(caption, { knobs_caption: `Cannot sweep this configuration: ${err.message ?? err}` });
+      return;
+    } finally {
+      running = false;
+    }
+    sweptFor = key;
+    renderTable();
+    // The lab may have changed while we swept.
+    refresh();
+  };
+
+  watchNear(box, (isNear) => {
+    near = isNear;
+    if (near) refresh();
+  }, '600px');
+  onUpdate(lab, () => {
+    if (near) refresh();
+  });
+}
+
+export function setup({ wasm, lab, setMain }) {
+  setupControls(lab, setMain);
+  setupKnobTable(wasm, lab);
+}

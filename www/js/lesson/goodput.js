@@ -1,0 +1,98 @@
+// Beat 5: goodput. Two SLO sliders drive the main lab's SLOs (so they live in the URL too); both
+// published definitions are shown from the main lab's readouts; a follower lab draws throughput
+// against goodput, and goodput against the TTFT SLO, for the same replica.
+
+import {
+  configKey,
+  createLab,
+  fill,
+  fillMetrics,
+  formatPercent,
+  formatRate,
+  formatSeconds,
+  onUpdate,
+  pointAt,
+  whenNear,
+} from './live.js';
+import { mirror } from './mirror.js';
+
+/** Slider stops, in ms (index 6 is the RAG default on both). */
+export const TTFT_STOPS_MS = [100, 250, 500, 750, 1000, 1500, 2000, 3000, 5000, 7500, 10000, 20000];
+export const TPOT_STOPS_MS = [10, 20, 30, 50, 75, 100, 200, 300, 500];
+
+const nearestIndex = (stops, v) =>
+  stops.reduce((best, s, i) => (Math.abs(Math.log(s / v)) < Math.abs(Math.log(stops[best] / v)) ? i : best), 0);
+
+function setupSliders(lab, setMain) {
+  const sliders = [
+    ['slo-ttft-range', 'slo-ttft-out', 'sloTtftMs', TTFT_STOPS_MS],
+    ['slo-tpot-range', 'slo-tpot-out', 'sloTpotMs', TPOT_STOPS_MS],
+  ].map(([id, outId, key, stops]) => {
+    const input = document.getElementById(id);
+    const out = document.getElementById(outId);
+    input.max = String(stops.length - 1);
+    input.addEventListener('input', () => setMain({ [key]: stops[Number(input.value)] }));
+    return { input, out, key, stops };
+  });
+  const sync = (state) => {
+    for (const { input, out, key, stops } of sliders) {
+      const v = state[key];
+      if (!Number.isFinite(v)) continue;
+      const idx = nearestIndex(stops, v);
+      // Don't fight the reader mid-drag: the state already matches the stop under the thumb.
+      if (stops[Number(input.value)] !== v) input.value = String(idx);
+      const text = formatSeconds(v / 1000);
+      out.value = text;
+      input.setAttribute('aria-valuetext', text);
+    }
+  };
+  sync(lab.state);
+  onUpdate(lab, ({ state }) => sync(state));
+}
+
+function setupDefinitions(lab) {
+  const section = document.getElementById('goodput');
+  const defs = section.querySelector('.defs');
+  const live = document.getElementById('goodput-live');
+  let sweptFor = null;
+  onUpdate(lab, ({ readouts: r, state, sweepDone }) => {
+    fill(defs, { load: formatPercent(r.load) });
+    fillMetrics(defs, {
+      gp_vllm_rps: { value: r.goodput_rps, text: formatRate(r.goodput_rps) },
+      gp_throughput_rps: { value: r.throughput_rps, text: formatRate(r.throughput_rps) },
+      gp_attainment: { value: r.slo_attainment, text: formatPercent(r.slo_attainment) },
+      gp_distserve_rps: {
+        value: r.distserve_goodput_rps,
+        text: sweepDone && r.distserve_goodput_rps == null ? 'none: even the lowest load misses' : formatRate(r.distserve_goodput_rps),
+      },
+    });
+    const key = configKey(state);
+    if (!sweepDone || sweptFor === key) return;
+    const sweep = lab.sweep;
+    if (!sweep) return;
+    sweptFor = key;
+    const knee = sweep.knee ? pointAt(sweep, sweep.knee.offered_load) : null;
+    const high = pointAt(sweep, 1.1);
+    fill(live, {
+      knee_load: sweep.knee ? formatPercent(sweep.knee.offered_load) : 'below the lowest load swept',
+      g_knee: formatRate(knee?.goodput_rps),
+      t_110: formatRate(high?.throughput_rps),
+      g_110: formatRate(high?.goodput_rps),
+    });
+  });
+}
+
+export function setup({ lab, setMain }) {
+  setupSliders(lab, setMain);
+  setupDefinitions(lab);
+  const slot = document.getElementById('goodput-slot');
+  whenNear(slot, () => {
+    const follower = createLab(slot, {
+      id: 'goodput-lab',
+      panels: 'throughput goodput',
+      controls: 'load',
+      metrics: 'ttft_p99 tpot_p99 slo_attainment',
+    });
+    mirror(lab, follower, { setMain });
+  });
+}

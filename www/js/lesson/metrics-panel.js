@@ -1,0 +1,83 @@
+// The simulated /metrics panel: the main lab's current run as vLLM's Prometheus text
+// (`el.metricsText()`), refreshed after every redraw, plus a reading of it the way a dashboard
+// would: the gauges, and histogram_quantile(0.99, ...) over the two latency histograms.
+
+import { fill, formatMetric, formatPercent, formatSeconds, onUpdate } from './live.js';
+
+/** `name{labels} value` samples of one metric family, in order. */
+function samples(text, name) {
+  const out = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name)) continue;
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([^}]*)\})?\s+(\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const labels = Object.fromEntries([...(m[3] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    out.push({ labels, value: Number(m[4]) });
+  }
+  return out;
+}
+
+/** A gauge or counter's value, or null. */
+export function gauge(text, name) {
+  const s = samples(text, name)[0];
+  return s && Number.isFinite(s.value) ? s.value : null;
+}
+
+/**
+ * Prometheus's histogram_quantile over cumulative buckets: linear interpolation inside the bucket
+ * holding the rank; a rank in the +Inf bucket returns the highest finite bound.
+ */
+export function histogramQuantile(text, name, q) {
+  const buckets = samples(text, `${name}_bucket`)
+    .map((s) => ({ le: s.labels.le === '+Inf' ? Infinity : Number(s.labels.le), count: s.value }))
+    .sort((a, b) => a.le - b.le);
+  if (buckets.length < 2) return null;
+  const total = buckets[buckets.length - 1].count;
+  if (!(total > 0)) return null;
+  const rank = q * total;
+  let prevLe = 0;
+  let prevCount = 0;
+  for (const b of buckets) {
+    if (b.count >= rank) {
+      if (b.le === Infinity) return prevLe;
+      if (b.count === prevCount) return b.le;
+      return prevLe + ((b.le - prevLe) * (rank - prevCount)) / (b.count - prevCount);
+    }
+    prevLe = b.le;
+    prevCount = b.count;
+  }
+  return prevLe;
+}
+
+export function setup({ lab }) {
+  const pre = document.querySelector('pre[data-panel="metrics"]');
+  const reading = document.getElementById('metrics-reading');
+  onUpdate(lab, ({ readouts: r }) => {
+    const text = lab.metricsText();
+    if (!text) {
+      pre.textContent =
+        r.load === 0 ? '# No traffic: the slider is at 0%, so there is nothing to scrape.' : 'Waiting for the simulator…';
+      return;
+    }
+    if (pre.textContent !== text) pre.textContent = text;
+    const waiting = gauge(text, 'vllm:num_requests_waiting');
+    const running = gauge(text, 'vllm:num_requests_running');
+    let note;
+    if (waiting == null) note = '';
+    else if (r.knee_load != null && r.load > r.knee_load + 1e-9) {
+      note = `this replica is past its knee, and over the run ${formatMetric('num_requests_waiting', r.num_requests_waiting)} requests waited on average: time to scale out.`;
+    } else if (waiting === 0) note = 'an empty queue: this replica keeps up.';
+    else note = 'a short queue that comes and goes; what matters is whether it keeps growing.';
+    fill(reading, {
+      running: running == null ? '—' : formatMetric('num_requests_running_now', running),
+      waiting: waiting == null ? '—' : formatMetric('num_requests_waiting_now', waiting),
+      waiting_note: note,
+      kv: formatPercent(gauge(text, 'vllm:kv_cache_usage_perc')),
+      preemptions: formatMetric('num_preemptions', gauge(text, 'vllm:num_preemptions_total')),
+      ttft_q99: formatSeconds(histogramQuantile(text, 'vllm:time_to_first_token_seconds', 0.99)),
+      itl_q99: formatSeconds(histogramQuantile(text, 'vllm:inter_token_latency_seconds', 0.99)),
+      ttft_exact: formatSeconds(r.ttft_p99),
+      itl_exact: formatSeconds(r.itl_p99),
+    });
+  });
+}

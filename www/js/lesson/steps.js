@@ -1,0 +1,203 @@
+// Beat 2: five predict-then-reveal steps. Reveal stays disabled until a guess is committed;
+// revealing shows the verdict, the answer, the why, and a live <knee-lab> set up for the point
+// (made only then, so five labs don't simulate at page load). Live sentences are filled from
+// that lab's readouts and sweep.
+
+import {
+  configKey,
+  createLab,
+  fill,
+  formatChange,
+  formatMetric,
+  formatNumber,
+  formatPercent,
+  formatRate,
+  formatSeconds,
+  formatTimes,
+  meanVsTail,
+  onUpdate,
+  pointAt,
+} from './live.js';
+
+/** Per step: the right answer, the lab that proves it, and the live numbers it quotes. */
+const STEPS = {
+  1: {
+    correct: 'prefill',
+    lab: { panels: 'timeline', controls: 'load', load: 0.85, metrics: 'ttft_p50 ttft_p99 queue_p99' },
+    values: (r) => ({
+      load: formatPercent(r.load),
+      ttft_p50: formatSeconds(r.ttft_p50),
+      ttft_p99: formatSeconds(r.ttft_p99),
+      queue_p50: formatSeconds(r.queue_p50),
+      queue_p99: formatSeconds(r.queue_p99),
+    }),
+  },
+  2: {
+    correct: 'decode',
+    lab: {
+      panels: 'timeline',
+      controls: 'load engine',
+      load: 0.6,
+      metrics: 'tpot_p50 tpot_p99 itl_p99 num_requests_running',
+    },
+    values: (r) => ({
+      load: formatPercent(r.load),
+      tpot_p50: formatSeconds(r.tpot_p50),
+      tpot_p99: formatSeconds(r.tpot_p99),
+      itl_p99: formatSeconds(r.itl_p99),
+      num_requests_running: formatMetric('num_requests_running', r.num_requests_running),
+    }),
+  },
+  3: {
+    correct: 'knee',
+    lab: { panels: 'latency throughput', controls: 'load', load: 0.85, metrics: 'throughput_rps ttft_p50 ttft_p99 slo_attainment' },
+    sweepValues: (sweep, r) => {
+      const a = pointAt(sweep, 0.85);
+      const b = pointAt(sweep, 1.0);
+      if (!a || !b) return {};
+      const note = meanVsTail(sweep, r.slo_ttft_s);
+      return {
+        thr_85: formatRate(a.throughput_rps),
+        thr_100: formatRate(b.throughput_rps),
+        thr_gain: formatChange(a.throughput_rps, b.throughput_rps),
+        p99_85: formatSeconds(a.ttft_s.p99),
+        p99_100: formatSeconds(b.ttft_s.p99),
+        p99_factor: formatTimes(b.ttft_s.p99 / a.ttft_s.p99),
+        p50_85: formatSeconds(a.ttft_s.p50),
+        p50_100: formatSeconds(b.ttft_s.p50),
+        mean_note: note ?? '',
+      };
+    },
+  },
+  4: {
+    correct: 'collapse',
+    lab: { panels: 'throughput', controls: 'load', load: 1.05, metrics: 'throughput_rps goodput_rps slo_attainment' },
+    sweepValues: (sweep) => {
+      const knee = sweep.knee ? pointAt(sweep, sweep.knee.offered_load) : null;
+      const high = pointAt(sweep, 1.1);
+      return {
+        knee_load: formatPercent(sweep.knee?.offered_load),
+        g_knee: formatRate(knee?.goodput_rps),
+        t_knee: formatRate(knee?.throughput_rps),
+        t_110: formatRate(high?.throughput_rps),
+        g_110: formatRate(high?.goodput_rps),
+      };
+    },
+  },
+  5: {
+    numeric: true,
+    lab: { panels: 'queue', controls: 'load', load: 0.85, metrics: 'littles_l littles_lambda_rps littles_w_s knee_rps' },
+    values: (r) => ({
+      load: formatPercent(r.load),
+      littles_l: formatNumber(r.littles_l, 1),
+      littles_lambda_rps: formatRate(r.littles_lambda_rps),
+      littles_w_s: formatSeconds(r.littles_w_s),
+      lw: formatNumber(r.littles_lambda_rps * r.littles_w_s, 1),
+      knee_rps: formatRate(r.knee_rps),
+    }),
+  },
+};
+
+/** The lesson's sizing question: cap 64, latency 8 s, peak 100 QPS. */
+const SIZING = { cap: 64, latencyS: 8, peakQps: 100 };
+
+function labelOf(input) {
+  return input.closest('label')?.textContent.trim() ?? input.value;
+}
+
+/** Wires one step. `wasm` is the loaded module (for step 5's arithmetic). */
+function setupStep(article, spec, wasm) {
+  const button = article.querySelector('button.reveal');
+  const body = article.querySelector('.reveal-body');
+  const fieldset = article.querySelector('fieldset');
+  const verdict = body.querySelector('[data-verdict]');
+  const hint = article.querySelector('.gate-hint');
+
+  const guess = () => {
+    if (spec.numeric) {
+      const [qps, replicas] = [...fieldset.querySelectorAll('input')].map((i) => i.valueAsNumber);
+      return Number.isFinite(qps) && qps > 0 && Number.isFinite(replicas) && replicas > 0 ? { qps, replicas } : null;
+    }
+    return fieldset.querySelector('input:checked');
+  };
+  const gate = () => {
+    const ready = Boolean(guess()) && !article.dataset.revealed;
+    button.disabled = !ready;
+    if (!article.dataset.revealed) hint.hidden = ready;
+  };
+  fieldset.addEventListener('input', gate);
+  fieldset.addEventListener('change', gate);
+  gate();
+
+  button.addEventListener('click', () => {
+    const g = guess();
+    if (!g || article.dataset.revealed) return;
+    article.dataset.revealed = 'true';
+    button.disabled = true;
+    button.textContent = 'Revealed';
+    hint.hidden = true;
+    fieldset.disabled = true;
+
+    let right;
+    let text;
+    if (spec.numeric) {
+      const s = wasm.size(SIZING.cap, SIZING.latencyS, SIZING.peakQps);
+      const qpsRight = Math.abs(g.qps - s.per_replica_max_qps) <= 0.05 * s.per_replica_max_qps;
+      const replicasRight = Math.round(g.replicas) === s.replicas && g.replicas === Math.round(g.replicas);
+      right = qpsRight && replicasRight;
+      fill(body, {
+        qps: formatRate(s.per_replica_max_qps),
+        qps_bare: formatNumber(s.per_replica_max_qps),
+        replicas: String(s.replicas),
+      });
+      text = right
+        ? `Right on both: ${formatNumber(g.qps)} requests per second and ${g.replicas} replicas.`
+        : `You predicted ${formatNumber(g.qps)} requests per second and ${formatNumber(g.replicas)} replicas: ` +
+          `${qpsRight ? 'the QPS is right' : 'the QPS is off'}, ${replicasRight ? 'the replica count is right' : 'the replica count is off'}. ` +
+          'Working it through is what makes it stick.';
+    } else {
+      right = g.value === spec.correct;
+      const correctInput = fieldset.querySelector(`input[value="${spec.correct}"]`);
+      correctInput.closest('label').classList.add('is-correct');
+      text = right
+        ? `Right. You predicted “${labelOf(g)}”.`
+        : `Not this time: you predicted “${labelOf(g)}”. Wrong guesses are useful: the surprise is what makes the answer stick.`;
+    }
+    verdict.textContent = (right ? '✓ ' : '✗ ') + text;
+    verdict.dataset.correct = String(right);
+    body.hidden = false;
+    body.focus({ preventScroll: true });
+    showPicture(body, spec);
+  });
+}
+
+/** Makes the step's lab and keeps its sentence filled from the lab's numbers. */
+function showPicture(body, spec) {
+  const lab = createLab(body.querySelector('.picture'), { workload: 'rag', ...spec.lab });
+  let sweptFor = null;
+  let jumpedToKnee = false;
+  onUpdate(lab, ({ readouts, state, sweepDone }) => {
+    if (spec.values) fill(body, spec.values(readouts));
+    if (!sweepDone) return;
+    // Step 5 sits the slider at the knee once it is known: the law at the point you provision for.
+    if (spec.numeric && !jumpedToKnee && readouts.knee_load != null) {
+      jumpedToKnee = true;
+      if (Math.abs(state.load - readouts.knee_load) > 1e-9) lab.state = { load: readouts.knee_load };
+    }
+    const key = configKey(state);
+    if (spec.sweepValues && sweptFor !== key) {
+      const sweep = lab.sweep;
+      if (sweep) {
+        sweptFor = key;
+        fill(body, spec.sweepValues(sweep, readouts));
+      }
+    }
+  });
+}
+
+export function setup({ wasm }) {
+  for (const article of document.querySelectorAll('[data-step]')) {
+    const spec = STEPS[article.dataset.step];
+    if (spec) setupStep(article, spec, wasm);
+  }
+}

@@ -1,0 +1,23 @@
+// Whole sweeps straight from the wasm module (`sweep(config, loads)`), for tables and worked
+// examples that compare configurations the main lab is not showing. Cached by config; each new
+// sweep (about 0.1 s) runs in its own task so input is handled in between.
+
+import { nextTask } from './live.js';
+
+/** The knee lab's load grid: 5% to 120% of capacity, every 5%. */
+export const LOADS = Array.from({ length: 24 }, (_, i) => Math.round((i + 1) * 0.05 * 1e9) / 1e9);
+
+/** The course's baseline engine: 64 sequences, chunked prefill, a 2,048-token budget. */
+export const BASE_ENGINE = { max_num_seqs: 64, chunked_prefill: true, max_num_batched_tokens: 2048 };
+
+const cache = new Map();
+
+/** The sweep of `config` over LOADS (open loop), computed once per config. */
+export async function sweepCached(wasm, config) {
+  const key = JSON.stringify(config);
+  if (!cache.has(key)) {
+    await nextTask();
+    if (!cache.has(key)) cache.set(key, wasm.sweep(config, LOADS));
+  }
+  return cache.get(key);
+}

@@ -1,0 +1,144 @@
+// Beat 11: worked examples, computed live. (a) SLOs for a RAG app, judged at a load the reader
+// picks; (b) a fleet for that app on a chosen preset, sized by Little's Law at the sweep's knee.
+
+import { readField } from './calculator.js';
+import {
+  fill,
+  fillMetrics,
+  formatNumber,
+  formatPercent,
+  formatRate,
+  formatSeconds,
+  pointAt,
+  whenNear,
+} from './live.js';
+import { BASE_ENGINE, sweepCached } from './sweeps.js';
+
+const RAG_SLO = { ttft_ms: 2000, tpot_ms: 200 };
+const CAP = BASE_ENGINE.max_num_seqs;
+
+/** The RAG app's config on `preset`, built on the lab's own config (run length, KV cache, seed). */
+function ragConfig(lab, preset) {
+  const config = structuredClone(lab.config());
+  config.engine = { ...config.engine, ...BASE_ENGINE };
+  config.cost = { model: 'roofline', preset };
+  config.workload = { preset: 'rag' };
+  config.load = { mode: 'open' };
+  config.slo = { ...RAG_SLO };
+  return config;
+}
+
+function setupRag(wasm, lab) {
+  const heading = document.getElementById('worked-rag');
+  const box = heading.parentElement;
+  const picker = document.getElementById('rag-load');
+  const readouts = document.getElementById('rag-readouts');
+  let sweep = null;
+
+  const render = () => {
+    if (!sweep) return;
+    const load = Number(picker.querySelector('input:checked')?.value ?? 0.85);
+    const p = pointAt(sweep, load);
+    const unloaded = pointAt(sweep, 0.05);
+    fill(box, { ttft_unloaded: formatSeconds(unloaded?.ttft_s.p50), tpot_unloaded: formatSeconds(unloaded?.tpot_s.p50) });
+    if (!p) return;
+    fillMetrics(readouts, {
+      rag_throughput_rps: { value: p.throughput_rps, text: formatRate(p.throughput_rps) },
+      rag_goodput_rps: { value: p.goodput_rps, text: formatRate(p.goodput_rps) },
+      rag_attainment: { value: p.slo_attainment, text: formatPercent(p.slo_attainment) },
+      rag_ttft_p99: { value: p.ttft_s.p99, text: formatSeconds(p.ttft_s.p99) },
+      rag_tpot_p99: { value: p.tpot_s.p99, text: formatSeconds(p.tpot_s.p99) },
+      rag_distserve_rps: { value: sweep.distserve_goodput_rps, text: formatRate(sweep.distserve_goodput_rps) },
+    });
+    const knee = sweep.knee?.offered_load;
+    const verdict =
+      p.slo_attainment >= sweep.attainment_target
+        ? `That is above DistServe's ${formatPercent(sweep.attainment_target)} bar: a load you can run at.`
+        : `That is below DistServe's ${formatPercent(sweep.attainment_target)} bar: past this replica's knee at ${formatPercent(knee)}.`;
+    fill(box, {
+      rag_text:
+        `At ${formatPercent(load)} of capacity one replica completes ${formatRate(p.throughput_rps)}, and ` +
+        `${formatRate(p.goodput_rps)} of that met both SLOs (${formatPercent(p.slo_attainment)} of requests). ${verdict} ` +
+        `TTFT p99 is ${formatSeconds(p.ttft_s.p99)} and TPOT p99 ${formatSeconds(p.tpot_s.p99)}: ` +
+        (p.ttft_s.p99 > RAG_SLO.ttft_ms / 1000 && p.tpot_s.p99 <= RAG_SLO.tpot_ms / 1000
+          ? 'for this prefill-heavy traffic, TTFT is the promise that breaks first.'
+          : p.tpot_s.p99 > RAG_SLO.tpot_ms / 1000
+            ? 'here even the token drip breaks its promise.'
+            : 'both promises hold for nearly everyone.'),
+    });
+  };
+  picker.addEventListener('change', render);
+  whenNear(box, async () => {
+    sweep = await sweepCached(wasm, ragConfig(lab, 'llama-3-8b-a100'));
+    render();
+  });
+}
+
+function setupFleet(wasm, lab) {
+  const box = document.getElementById('fleet-box');
+  const preset = document.getElementById('fleet-preset');
+  const peakInput = document.getElementById('fleet-peak');
+  const peakError = document.getElementById('fleet-peak-error');
+  let near = false;
+  let peak = 100;
+  let generation = 0;
+
+  const render = async () => {
+    if (!near) return;
+    const mine = ++generation;
+    const sweep = await sweepCached(wasm, ragConfig(lab, preset.value));
+    if (mine !== generation) return; // a newer choice took over
+    const knee = sweep.knee;
+    const sat = sweep.saturation;
+    if (!knee || !sat) {
+      fill(box, { fleet_ceiling_note: 'this replica misses the SLOs even at the lowest load swept.' });
+      return;
+    }
+    const atKnee = pointAt(sweep, knee.offered_load);
+    const ll = atKnee.littles_law;
+    const s = wasm.size(CAP, ll.w_s, peak, knee.throughput_rps, sat.throughput_rps);
+    fillMetrics(box, {
+      fleet_knee_load: { value: knee.offered_load, text: formatPercent(knee.offered_load) },
+      fleet_knee_rps: { value: knee.throughput_rps, text: formatRate(knee.throughput_rps) },
+      fleet_replicas_knee: { value: s.replicas_at_knee, text: s.replicas_at_knee.toLocaleString('en-US') },
+      fleet_replicas_saturation: { value: s.replicas_at_saturation, text: s.replicas_at_saturation.toLocaleString('en-US') },
+    });
+    const fullness = ll.l / CAP;
+    fill(box, {
+      fleet_l: formatNumber(ll.l, 1),
+      fleet_lambda: formatRate(ll.lambda_rps),
+      fleet_w: formatSeconds(ll.w_s),
+      fleet_w_bare: formatSeconds(ll.w_s),
+      fleet_ceiling: formatRate(s.per_replica_max_qps),
+      fleet_ceiling_note:
+        fullness < 0.8
+          ? `but at the knee the replica holds only ${formatNumber(ll.l, 0)} requests, not ${CAP}: the TTFT SLO breaks before the batch fills, so the cap's ceiling overstates what it can serve.`
+          : `and at the knee the batch is nearly full (${formatNumber(ll.l, 0)} of ${CAP}), so the ceiling and the knee agree closely.`,
+      fleet_peak: formatNumber(peak),
+      fleet_knee_bare: formatNumber(knee.throughput_rps, 3),
+      fleet_sat: formatRate(sat.throughput_rps),
+    });
+  };
+
+  preset.addEventListener('change', render);
+  peakInput.addEventListener('input', () => {
+    const r = readField(peakInput, (v) => (!(v > 0) || v > 10_000_000 ? 'Enter a peak above 0 and at most 10,000,000 requests/s.' : null));
+    peakError.textContent = r.error ?? '';
+    if (r.error) {
+      peakInput.setAttribute('aria-invalid', 'true');
+      return;
+    }
+    peakInput.removeAttribute('aria-invalid');
+    peak = r.value;
+    render();
+  });
+  whenNear(box, () => {
+    near = true;
+    render();
+  });
+}
+
+export function setup({ wasm, lab }) {
+  setupRag(wasm, lab);
+  setupFleet(wasm, lab);
+}
