@@ -74,10 +74,12 @@ figure { margin: 0; border: 1px solid var(--kl-line); border-radius: 10px; paddi
 figcaption { font-size: 13.5px; color: var(--kl-muted); margin-top: 6px; }
 figcaption strong { color: var(--kl-fg); }
 canvas { display: block; width: 100%; height: 270px; }
-figure.wide { grid-column: 1 / -1; }
+figure.wide, figure[data-panel=queue] { grid-column: 1 / -1; }
+figure[data-panel=queue] canvas { height: 220px; }
 figure.wide canvas { height: 300px; }
 .status { font-size: 13.5px; color: var(--kl-muted); margin: 0; min-height: 1.45em; }
 .status[data-kind=error] { color: var(--kl-bad); font-weight: 600; }
+.status:empty { display: none; }
 .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 @container (max-width: 560px) {
   .controls { grid-template-columns: 1fr 1fr; padding: 10px; gap: 8px 10px; }

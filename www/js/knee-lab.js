@@ -6,8 +6,13 @@
 // Attributes set the starting state: load (fraction of capacity, 0-1.2), mode (open | closed),
 // workload (chat | rag), preset (llama-3-8b-a100 | llama-3-8b-h100), max-num-seqs,
 // chunked-prefill (true | false), max-num-batched-tokens, slo-ttft-ms, slo-tpot-ms,
-// think-time-s, requests, seed; panels (latency throughput queue timeline goodput) and
-// controls (load mode engine slo model) pick what is shown.
+// think-time-s, kv-cache-tokens, requests, seed; panels (latency throughput queue timeline
+// goodput), controls (load mode engine slo model) and metrics (readout names, see METRIC_LABELS)
+// pick what is shown.
+//
+// Script API: `state` (get a copy / set a partial object), `readouts`, `sweep`, `sweepDone`,
+// `config()`, `metricsText()`, `idle()`, `ready`, `timings`. Events (bubbling, composed):
+// `kneelab-change` when the reader changes a control, `kneelab-update` after every redraw.
 //
 // It feels instant because work is split by what it depends on: dragging the load re-runs only
 // the current point, once per animation frame; any other change re-measures the replica and
@@ -30,8 +35,13 @@ export const WORKLOADS = {
 /** vLLM's max_model_len for these presets: the step budget when chunked prefill is off. */
 export const MAX_MODEL_LEN = 8192;
 
-const SEQS = [8, 16, 32, 64, 128, 256];
-const BUDGETS = [256, 512, 1024, 2048, 4096, 8192];
+/** The `--max-num-seqs` choices. */
+export const SEQS = [8, 16, 32, 64, 128, 256];
+/** The `--max-num-batched-tokens` choices (with chunked prefill on). */
+export const BUDGETS = [256, 512, 1024, 2048, 4096, 8192];
+/** KV cache sizes in tokens: an 80 GB card holds about 440k of Llama-3-8B; less is what a
+ * smaller card, a bigger model or a lower --gpu-memory-utilization leaves. */
+export const KV_CACHE_TOKENS = [50000, 100000, 200000, 440000];
 const ALL_PANELS = ['latency', 'throughput', 'queue', 'timeline', 'goodput'];
 const ALL_CONTROLS = ['load', 'mode', 'engine', 'slo', 'model'];
 /** Labels of the readouts a lab can show (`metrics` attribute); the first ten are the default. */
@@ -66,6 +76,14 @@ export const METRIC_LABELS = {
   littles_lambda_rps: 'λ (completions/s)',
   base_latency_s: 'Unloaded latency',
   open_same_ttft_p99: 'Open loop TTFT p99, same throughput',
+  open_same_ttft_p50: 'Open loop TTFT p50, same throughput',
+  open_same_rps: 'Open loop rate, same throughput',
+  queue_p50: 'Queue wait p50',
+  queue_mean: 'Queue wait mean',
+  tpot_mean: 'TPOT mean',
+  itl_p50: 'ITL p50',
+  num_requests_running_now: 'Running at scrape',
+  num_requests_waiting_now: 'Waiting at scrape',
 };
 const DEFAULT_METRICS = Object.keys(METRIC_LABELS).slice(0, 10);
 
@@ -81,6 +99,7 @@ export const DEFAULT_STATE = Object.freeze({
   sloTtftMs: WORKLOADS.rag.sloTtftMs,
   sloTpotMs: WORKLOADS.rag.sloTpotMs,
   thinkTimeS: 10,
+  kvCacheTokens: 440000,
   requests: 4000,
   seed: 42,
 });
@@ -96,6 +115,7 @@ const ATTRIBUTES = {
   'slo-ttft-ms': ['sloTtftMs', Number],
   'slo-tpot-ms': ['sloTpotMs', Number],
   'think-time-s': ['thinkTimeS', Number],
+  'kv-cache-tokens': ['kvCacheTokens', Number],
   requests: ['requests', Number],
   seed: ['seed', Number],
 };
@@ -106,7 +126,7 @@ const FIELD_CONTROL = [
   [/^slo\.tpot_ms/, 'slo-tpot-ms'],
   [/^engine\.max_num_seqs/, 'max-num-seqs'],
   [/^engine\.max_num_batched_tokens/, 'max-num-batched-tokens'],
-  [/^engine\.kv_cache_tokens/, 'max-num-seqs'],
+  [/^engine\.kv_cache_tokens/, 'kv-cache-tokens'],
   [/^load\./, 'offered-load'],
 ];
 
@@ -156,6 +176,12 @@ function template(id) {
       <label for="max-num-seqs"><code>--max-num-seqs</code></label>
       <select id="max-num-seqs">${SEQS.map((s) => opt(s, String(s), 64)).join('')}</select>
       <p class="error" id="max-num-seqs-error" role="alert"></p>
+    </div>
+    <div class="control" data-group="engine">
+      <label for="kv-cache-tokens">KV cache (tokens)</label>
+      <select id="kv-cache-tokens" aria-describedby="kv-hint">${KV_CACHE_TOKENS.map((k) => opt(k, `${k / 1000}k${k === 440000 ? ' (80 GB card)' : ''}`, 440000)).join('')}</select>
+      <p class="hint" id="kv-hint">Too little for the batch and vLLM preempts requests.</p>
+      <p class="error" id="kv-cache-tokens-error" role="alert"></p>
     </div>
     <div class="control" data-group="slo">
       <label for="slo-ttft-ms">TTFT SLO (ms)</label>
@@ -265,6 +291,11 @@ export class KneeLab extends HTMLElement {
     return { ...this.#readouts };
   }
 
+  /** Whether the current mode's sweep (capacity and every load point) is complete. */
+  get sweepDone() {
+    return Boolean(this.#lab) && !this.#sweeping && !this.#lab.sweepPending();
+  }
+
   /** The current mode's sweep (points, knee, saturation), or null before it has started. */
   get sweep() {
     return this.#lab ? this.#lab.sweepResult() : null;
@@ -360,7 +391,11 @@ export class KneeLab extends HTMLElement {
     }
   }
 
-  /** The simulator's config for the current state (the CLI's JSON schema). */
+  /**
+   * The simulator's config for the current state, in the CLI's JSON schema (public: pages use it
+   * to run related configs through the wasm module's `simulate` and `sweep`). Its `load` carries
+   * the mode and think time only; the lab supplies the offered load.
+   */
   config() {
     const s = this.#state;
     const chunked = s.chunkedPrefill;
@@ -371,7 +406,7 @@ export class KneeLab extends HTMLElement {
         // vLLM without chunked prefill runs whole prompts: its budget is max_model_len.
         max_num_batched_tokens: chunked ? s.maxNumBatchedTokens : Math.max(MAX_MODEL_LEN, s.maxNumSeqs),
         chunked_prefill: chunked,
-        kv_cache_tokens: 440000,
+        kv_cache_tokens: s.kvCacheTokens,
       },
       cost: { model: 'roofline', preset: s.preset },
       workload: { preset: s.workload },
@@ -543,6 +578,9 @@ export class KneeLab extends HTMLElement {
     this.#el('max-num-batched-tokens').addEventListener('change', (e) =>
       this.#update({ maxNumBatchedTokens: Number(e.target.value) }, { fromUser: true }),
     );
+    this.#el('kv-cache-tokens').addEventListener('change', (e) =>
+      this.#update({ kvCacheTokens: Number(e.target.value) }, { fromUser: true }),
+    );
     this.#el('preset').addEventListener('change', (e) => this.#update({ preset: e.target.value }, { fromUser: true }));
     this.#el('workload').addEventListener('change', (e) =>
       this.#update({ workload: e.target.value }, { fromUser: true }),
@@ -590,6 +628,7 @@ export class KneeLab extends HTMLElement {
       ? 'Tokens per step: long prompts are split into chunks of what is left after the decodes.'
       : `Without chunking vLLM sets it to max_model_len (${MAX_MODEL_LEN.toLocaleString('en-US')}): a whole prompt runs in one step and every decode waits for it.`;
     this.#el('max-num-seqs').value = String(s.maxNumSeqs);
+    this.#el('kv-cache-tokens').value = String(s.kvCacheTokens);
     for (const [id, key] of [
       ['slo-ttft-ms', 'sloTtftMs'],
       ['slo-tpot-ms', 'sloTpotMs'],

@@ -192,8 +192,8 @@ fn draw_tokens<DB: DrawingBackend>(
     Ok(())
 }
 
-/// The TTFT bracket (arrival to first token) above the bar and a TPOT bracket (one gap between
-/// consecutive tokens, from the middle of the answer) below it.
+/// The TTFT bracket (arrival to first token) above the bar and a TPOT bracket (the token drip,
+/// first token to last, labelled with the mean gap) below it.
 fn annotate<DB: DrawingBackend>(
     plot: &Plot<DB>,
     r: &RequestTrace,
@@ -219,13 +219,20 @@ fn annotate<DB: DrawingBackend>(
     }
     let tokens: Vec<f64> = r.token_times_s.iter().copied().filter(|t| t.is_finite()).collect();
     if tokens.len() >= 2 {
-        let k = (tokens.len() - 1) / 2;
-        let (t_a, t_b) = (tokens[k], tokens[k + 1]);
+        // TPOT is the request's mean gap, (last - first token) / (tokens - 1), as vLLM's
+        // benchmark defines it: bracket the whole drip rather than one gap, which may be a
+        // short decode-only step or a long one carrying a prefill chunk.
+        let (t_a, t_b) = (tokens[0], tokens[tokens.len() - 1]);
         let (a, y) = plot.pixel((to_x(t_a), cy - half));
         let (b, _) = plot.pixel((to_x(t_b), cy - half));
         let y = y + gap;
         plot.path_px(vec![(a, y - gap), (a, y), (b, y), (b, y - gap)], text, 1.0)?;
-        let label = format!("TPOT {}", format_seconds(t_b - t_a));
+        let mean = (t_b - t_a) / (tokens.len() - 1) as f64;
+        let label = if plot.frame.narrow {
+            format!("TPOT {} (mean gap)", format_seconds(mean))
+        } else {
+            format!("TPOT {} = mean gap over {} tokens", format_seconds(mean), tokens.len())
+        };
         let pos = Pos::new(HPos::Center, VPos::Top);
         plot.text_at(&label, (label_x(&label, a, b), y + gap / 2), pos)?;
     }

@@ -137,7 +137,7 @@ fn reference_labels_appear_only_when_given() {
         LabelCase {
             name: "timeline highlighted",
             chart: Chart::Timeline(common::timeline_data()),
-            present: &["TTFT 160 ms", "TPOT 26 ms"],
+            present: &["TTFT 160 ms", "TPOT 25 ms"],
             absent: &[],
         },
         LabelCase {

@@ -1,15 +1,11 @@
 // The main lab's state in the address bar, so a link reproduces the view:
-//   #load=0.95&mode=closed&workload=rag&seqs=64&chunked=1&budget=2048&ttft=2000&tpot=200&preset=llama-3-8b-a100
+//   #load=0.95&mode=closed&workload=rag&seqs=64&chunked=1&budget=2048&kv=440000&ttft=2000&tpot=200&preset=llama-3-8b-a100
 // Written with history.replaceState (no history spam, no scroll jump), read on load and on
 // hashchange. Anything unknown or invalid is ignored, never fatal. A plain in-page anchor
 // (#goodput) carries no state and is left to the browser.
 
-import { DEFAULT_STATE, PRESETS, WORKLOADS } from '../knee-lab.js';
+import { BUDGETS, DEFAULT_STATE, KV_CACHE_TOKENS, PRESETS, SEQS, WORKLOADS } from '../knee-lab.js';
 import { changed, debounce } from './live.js';
-
-// The options <knee-lab> offers (knee-lab.js keeps these lists private).
-const SEQS = [8, 16, 32, 64, 128, 256];
-const BUDGETS = [256, 512, 1024, 2048, 4096, 8192];
 
 const number = (min, max) => (text) => {
   if (!/^[0-9]+(\.[0-9]+)?$/.test(text)) return undefined;
@@ -33,6 +29,7 @@ const FIELDS = {
   seqs: ['maxNumSeqs', oneOf(SEQS), String],
   chunked: ['chunkedPrefill', (t) => (t === '1' || t === 'true' ? true : t === '0' || t === 'false' ? false : undefined), (v) => (v ? '1' : '0')],
   budget: ['maxNumBatchedTokens', oneOf(BUDGETS), String],
+  kv: ['kvCacheTokens', oneOf(KV_CACHE_TOKENS), String],
   ttft: ['sloTtftMs', number(1, 600000), String],
   tpot: ['sloTpotMs', number(1, 60000), String],
 };
