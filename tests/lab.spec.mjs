@@ -184,10 +184,22 @@ test('an engine change re-sweeps: chunked prefill off makes TPOT worse', async (
   expect(unchunked).toBeGreaterThan(chunked);
 });
 
+test('a KV cache too small for the batch makes vLLM preempt', async ({ page }) => {
+  await openLab(page);
+  await setLoadPercent(page, 95);
+  expect(await readout(page, 'num_preemptions')).toBe(0);
+  await page.locator(`${LAB} #kv-cache-tokens`).selectOption('50000');
+  await idle(page);
+  const preemptions = await readout(page, 'num_preemptions');
+  console.log(`preemptions at 95% with a 50k-token KV cache: ${preemptions}`);
+  expect(preemptions).toBeGreaterThan(0);
+  expect(await readout(page, 'kv_cache_usage')).toBeGreaterThan(0.5);
+});
+
 test('controls are labelled, keyboard reachable, and a polite live summary follows the numbers', async ({ page }) => {
   await openLab(page);
   const host = page.locator(LAB);
-  for (const label of ['Offered load', 'Closed loop', '--enable-chunked-prefill', '--max-num-seqs', '--max-num-batched-tokens', 'TTFT SLO (ms)', 'TPOT SLO (ms)', 'Model and GPU', 'Workload']) {
+  for (const label of ['Offered load', 'Closed loop', '--enable-chunked-prefill', '--max-num-seqs', '--max-num-batched-tokens', 'KV cache (tokens)', 'TTFT SLO (ms)', 'TPOT SLO (ms)', 'Model and GPU', 'Workload']) {
     await expect(host.getByLabel(label, { exact: false }).first()).toBeVisible();
   }
   await expect(host.locator('#live-summary')).toHaveAttribute('aria-live', 'polite');

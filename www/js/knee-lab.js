@@ -247,6 +247,7 @@ export class KneeLab extends HTMLElement {
   #pointDirty = true;
   #sweeping = false;
   #sweepGeneration = 0;
+  #lastSweepDraw = 0;
   #inputAt = null;
   #paramAt = null;
   #liveTimer = 0;
@@ -470,6 +471,7 @@ export class KneeLab extends HTMLElement {
   #startSweep() {
     const generation = ++this.#sweepGeneration;
     this.#sweeping = true;
+    this.#lastSweepDraw = performance.now();
     this.setAttribute('data-busy', '');
     this.#setStatus('Measuring the replica’s capacity…');
     const step = () => {
@@ -490,7 +492,12 @@ export class KneeLab extends HTMLElement {
       const { done, total } = this.#lab.sweepProgress();
       if (more) {
         this.#setStatus(`Sweeping offered load: ${done} of ${total} points…`);
-        this.#scheduleFrame();
+        // Draw the curves as they fill in, but not every slice: on a fast machine the whole
+        // sweep takes about as long as a few redraws.
+        if (performance.now() - this.#lastSweepDraw > 100) {
+          this.#lastSweepDraw = performance.now();
+          this.#scheduleFrame();
+        }
         yieldTask(step);
       } else {
         this.#sweeping = false;
