@@ -109,18 +109,25 @@ pub struct SweepRun {
     outcomes: Vec<Outcome>,
 }
 
+/// Checks sweep loads: each above 0 and at most [`MAX_OFFERED_LOAD`](crate::scenario::MAX_OFFERED_LOAD),
+/// at most 1000 of them.
+pub fn load_check(loads: &[f64]) -> Result<(), ConfigError> {
+    if loads.len() > 1000 {
+        return Err(ConfigError::new("loads", format!("at most 1000 load points, got {}", loads.len())));
+    }
+    for (i, &load) in loads.iter().enumerate() {
+        if !(load.is_finite() && load > 0.0 && load <= crate::scenario::MAX_OFFERED_LOAD) {
+            return Err(ConfigError::new(format!("loads[{i}]"), format!("must be above 0 and at most 10, got {load}")));
+        }
+    }
+    Ok(())
+}
+
 impl SweepRun {
     /// Validates `config` and `loads` and measures the capacity unless one is given. The
     /// config's load mode and think time are kept; its rate, users or offered load are not.
     pub fn new(config: &Config, loads: &[f64], capacity: Option<Capacity>) -> Result<SweepRun, ConfigError> {
-        for (i, &load) in loads.iter().enumerate() {
-            if !(load.is_finite() && load > 0.0 && load <= crate::scenario::MAX_OFFERED_LOAD) {
-                return Err(ConfigError::new(
-                    format!("loads[{i}]"),
-                    format!("must be above 0 and at most 10, got {load}"),
-                ));
-            }
-        }
+        load_check(loads)?;
         let mut probe = config.clone();
         probe.load = LoadConfig { offered_load: Some(1.0), rate_rps: None, users: None, ..config.load.clone() };
         let base = match capacity {

@@ -11,9 +11,11 @@ use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 mod charts;
+mod job;
 mod lab;
 mod readouts;
 
+pub use job::SweepJob;
 pub use lab::Lab;
 
 /// Runs once when the module is instantiated: route Rust panics to the browser console.

@@ -1,6 +1,6 @@
-// Whole sweeps straight from the wasm module (`sweep(config, loads)`), for tables and worked
-// examples that compare configurations the main lab is not showing. Cached by config; each new
-// sweep (about 0.1 s) runs in its own task so input is handled in between.
+// Whole sweeps from the wasm module, for tables and worked examples that compare configurations
+// the main lab is not showing. Cached by config. A sweep takes about 0.1 s, so it runs through
+// a `SweepJob` in slices of about 12 ms, one per task: input is handled in between.
 
 import { nextTask } from './live.js';
 
@@ -13,11 +13,25 @@ export const BASE_ENGINE = { max_num_seqs: 64, chunked_prefill: true, max_num_ba
 const cache = new Map();
 
 /** The sweep of `config` over LOADS (open loop), computed once per config. */
-export async function sweepCached(wasm, config) {
+export function sweepCached(wasm, config) {
   const key = JSON.stringify(config);
-  if (!cache.has(key)) {
-    await nextTask();
-    if (!cache.has(key)) cache.set(key, wasm.sweep(config, LOADS));
-  }
+  if (!cache.has(key)) cache.set(key, runSweep(wasm, config));
   return cache.get(key);
+}
+
+async function runSweep(wasm, config) {
+  const job = new wasm.SweepJob(config, LOADS);
+  try {
+    let more = true;
+    while (more) {
+      await nextTask();
+      const started = performance.now();
+      do {
+        more = job.step();
+      } while (more && performance.now() - started < 12);
+    }
+    return job.result();
+  } finally {
+    job.free();
+  }
 }
