@@ -176,7 +176,12 @@ impl Batch {
                 i += 1;
                 continue;
             }
-            let need = (self.blocks_for(computed + n) - blocks) as u64;
+            // Most steps stay inside the request's last block: skip the division then.
+            let need = if computed + n <= blocks * self.engine.block_size_tokens {
+                0
+            } else {
+                (self.blocks_for(computed + n) - blocks) as u64
+            };
             while need > self.kv_free() {
                 let victim = self.running.pop().expect("the request being scheduled is running");
                 self.preempt(victim);

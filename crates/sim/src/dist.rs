@@ -1,10 +1,10 @@
 //! Token-count distributions, resolved from [`DistConfig`] and sampled from a seeded stream.
 
 use rand::{Rng, RngExt};
-use rand_distr::{Distribution, LogNormal};
 
 use crate::config::{DistConfig, DistKind};
 use crate::error::ConfigError;
+use crate::sampling::LogNormal;
 
 /// The largest token count any distribution may produce (also the implicit cap of unbounded ones).
 pub const MAX_TOKENS: u64 = 1_000_000;
@@ -36,7 +36,7 @@ pub enum TokenDist {
     /// A rounded lognormal, at least 1, capped at `max`.
     Lognormal {
         /// The underlying continuous distribution.
-        dist: LogNormal<f64>,
+        dist: LogNormal,
         /// The requested mean.
         mean: f64,
         /// The cap.
@@ -121,8 +121,7 @@ impl TokenDist {
                 let (max, capped) = cap(config.max)?;
                 // Choose mu so that the continuous distribution has the requested mean.
                 let mu = mean.ln() - sigma * sigma / 2.0;
-                let dist = LogNormal::new(mu, sigma)
-                    .map_err(|e| ConfigError::new(field("sigma"), format!("is not usable: {e}")))?;
+                let dist = LogNormal { mu, sigma };
                 TokenDist::Lognormal { dist, mean, max, capped }
             }
         })

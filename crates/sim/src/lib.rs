@@ -37,6 +37,7 @@ mod error;
 pub mod event;
 pub mod exposition;
 pub mod recorder;
+pub mod sampling;
 pub mod scenario;
 pub mod simulation;
 pub mod sizing;

@@ -9,13 +9,13 @@
 
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
-use rand_distr::{Distribution, Exp1, Gamma};
 
 use crate::batch::{Batch, Request, StepPlan};
 use crate::config::ThinkDist;
 use crate::error::ConfigError;
 use crate::event::{Arrival, EventQueue, OPEN_LOOP};
 use crate::recorder::{Recorder, Trace};
+use crate::sampling::{Gamma, exp1};
 use crate::scenario::{Load, Scenario};
 use crate::summary::Outcome;
 
@@ -93,7 +93,7 @@ pub struct Simulation {
     now_s: f64,
     events: EventQueue,
     streams: Streams,
-    gamma_gaps: Option<Gamma<f64>>,
+    gamma_gaps: Option<Gamma>,
     batch: Batch,
     plan: StepPlan,
     recorder: Recorder,
@@ -113,9 +113,7 @@ impl Simulation {
         let mut events = EventQueue::default();
         let gamma_gaps = match scenario.load {
             // Gamma gaps with shape k and mean 1, scaled by 1 / rate when drawn.
-            Load::Open { burstiness, .. } if burstiness != 1.0 => {
-                Some(Gamma::new(burstiness, 1.0 / burstiness).expect("burstiness validated positive"))
-            }
+            Load::Open { burstiness, .. } if burstiness != 1.0 => Gamma::new(burstiness, 1.0 / burstiness),
             _ => None,
         };
         match scenario.load {
@@ -127,7 +125,7 @@ impl Simulation {
                 for user in 0..users {
                     // Start each user partway through a think, as if the loop had been running.
                     let first = match think {
-                        ThinkDist::Exponential => think_s * streams.think.sample::<f64, _>(Exp1),
+                        ThinkDist::Exponential => think_s * exp1(&mut streams.think),
                         ThinkDist::Fixed => think_s * streams.think.random::<f64>(),
                     };
                     events.push(Arrival { time_s: first, user });
@@ -469,7 +467,7 @@ impl Simulation {
             self.batch.release(slot);
             if let Load::Closed { think_s, think, .. } = self.scenario.load {
                 let pause = match think {
-                    ThinkDist::Exponential => think_s * self.streams.think.sample::<f64, _>(Exp1),
+                    ThinkDist::Exponential => think_s * exp1(&mut self.streams.think),
                     ThinkDist::Fixed => think_s,
                 };
                 self.events.push(Arrival { time_s: end + pause, user });
@@ -494,10 +492,10 @@ impl Request {
     }
 }
 
-fn draw_gap(rng: &mut SmallRng, gamma: Option<&Gamma<f64>>, rate_rps: f64) -> f64 {
+fn draw_gap(rng: &mut SmallRng, gamma: Option<&Gamma>, rate_rps: f64) -> f64 {
     let unit = match gamma {
         Some(g) => g.sample(rng),
-        None => Exp1.sample(rng),
+        None => exp1(rng),
     };
     unit / rate_rps
 }

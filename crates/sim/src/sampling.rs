@@ -1,0 +1,140 @@
+//! Exact samplers for the continuous distributions the engine draws from: exponential gaps and
+//! think times (inversion), standard normal (Box-Muller), lognormal sizes, and gamma gaps for
+//! bursty arrivals (Marsaglia-Tsang).
+//!
+//! `rand_distr` samples these by the ziggurat method, which is faster but carries about 8 KB of
+//! tables (4 x 257 floats) that compress poorly: in a page with a 200 KB budget, a logarithm per
+//! draw is the better trade. Each sampler is exact, not an approximation.
+
+use rand::{Rng, RngExt};
+
+/// A uniform draw in (0, 1]: safe to take the logarithm of.
+#[inline]
+fn open_unit<R: Rng + ?Sized>(rng: &mut R) -> f64 {
+    1.0 - rng.random::<f64>()
+}
+
+/// Exponential with mean 1, by inversion.
+#[inline]
+pub fn exp1<R: Rng + ?Sized>(rng: &mut R) -> f64 {
+    -open_unit(rng).ln()
+}
+
+/// Standard normal, by the Box-Muller transform (one of the pair; the engine draws few).
+#[inline]
+pub fn std_normal<R: Rng + ?Sized>(rng: &mut R) -> f64 {
+    let r = (-2.0 * open_unit(rng).ln()).sqrt();
+    r * (std::f64::consts::TAU * rng.random::<f64>()).cos()
+}
+
+/// Lognormal: `exp(mu + sigma Z)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LogNormal {
+    /// Mean of the logarithm.
+    pub mu: f64,
+    /// Standard deviation of the logarithm.
+    pub sigma: f64,
+}
+
+impl LogNormal {
+    /// One draw.
+    #[inline]
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
+        (self.mu + self.sigma * std_normal(rng)).exp()
+    }
+}
+
+/// Gamma with a shape and a scale, by Marsaglia and Tsang's method (ACM TOMS 2000); shapes
+/// below 1 draw shape + 1 and multiply by `U^(1/shape)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Gamma {
+    scale: f64,
+    /// `1 / shape` when the shape is below 1 (the boost), else 0.
+    boost: f64,
+    d: f64,
+    c: f64,
+}
+
+impl Gamma {
+    /// A gamma distribution; `shape` and `scale` must be positive and finite.
+    pub fn new(shape: f64, scale: f64) -> Option<Gamma> {
+        if !(shape > 0.0 && shape.is_finite() && scale > 0.0 && scale.is_finite()) {
+            return None;
+        }
+        let (a, boost) = if shape < 1.0 { (shape + 1.0, 1.0 / shape) } else { (shape, 0.0) };
+        let d = a - 1.0 / 3.0;
+        Some(Gamma { scale, boost, d, c: 1.0 / (9.0 * d).sqrt() })
+    }
+
+    /// One draw.
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
+        let g = loop {
+            let x = std_normal(rng);
+            let v = 1.0 + self.c * x;
+            if v <= 0.0 {
+                continue;
+            }
+            let v = v * v * v;
+            let u = open_unit(rng);
+            let x2 = x * x;
+            if u < 1.0 - 0.0331 * x2 * x2 || u.ln() < 0.5 * x2 + self.d * (1.0 - v + v.ln()) {
+                break self.d * v;
+            }
+        };
+        let g = if self.boost > 0.0 { g * open_unit(rng).powf(self.boost) } else { g };
+        g * self.scale
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand::rngs::SmallRng;
+
+    /// Mean and variance of `n` draws.
+    fn moments(n: usize, mut draw: impl FnMut(&mut SmallRng) -> f64) -> (f64, f64) {
+        let mut rng = SmallRng::seed_from_u64(11);
+        let xs: Vec<f64> = (0..n).map(|_| draw(&mut rng)).collect();
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64;
+        (mean, var)
+    }
+
+    fn close(what: &str, got: f64, want: f64, tol: f64) {
+        assert!((got - want).abs() <= tol, "{what}: {got} vs {want} (tolerance {tol})");
+    }
+
+    #[test]
+    fn exponential_and_normal_moments() {
+        let (m, v) = moments(400_000, exp1);
+        close("exp mean", m, 1.0, 0.01);
+        close("exp variance", v, 1.0, 0.02);
+        let (m, v) = moments(400_000, std_normal);
+        close("normal mean", m, 0.0, 0.01);
+        close("normal variance", v, 1.0, 0.01);
+        // The normal's tail: P(|Z| > 2) = 4.55%.
+        let mut rng = SmallRng::seed_from_u64(5);
+        let tail = (0..400_000).filter(|_| std_normal(&mut rng).abs() > 2.0).count() as f64 / 400_000.0;
+        close("normal tail", tail, 0.0455, 0.002);
+    }
+
+    #[test]
+    fn gamma_moments_for_shapes_below_and_above_one() {
+        for (shape, scale) in [(0.25, 4.0), (0.5, 2.0), (1.0, 1.0), (2.0, 0.5), (9.0, 1.0 / 9.0)] {
+            let g = Gamma::new(shape, scale).unwrap();
+            let (m, v) = moments(400_000, |r| g.sample(r));
+            close(&format!("gamma({shape}) mean"), m, shape * scale, 0.02 * shape * scale);
+            close(&format!("gamma({shape}) variance"), v, shape * scale * scale, 0.05 * shape * scale * scale);
+        }
+        assert!(Gamma::new(0.0, 1.0).is_none() && Gamma::new(1.0, f64::NAN).is_none());
+    }
+
+    #[test]
+    fn lognormal_mean() {
+        let (sigma, mean) = (0.8, 300.0);
+        let d = LogNormal { mu: f64::ln(mean) - sigma * sigma / 2.0, sigma };
+        let (m, _) = moments(400_000, |r| d.sample(r));
+        close("lognormal mean", m, mean, 0.02 * mean);
+    }
+}
