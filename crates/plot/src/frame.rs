@@ -107,6 +107,26 @@ pub(crate) struct Plot<'a, DB: DrawingBackend> {
 
 /// Fills the background, lays out legend, labels and plot for this area, draws the axes and
 /// grid, and returns the plot; `None` when the area is too small to hold a readable chart.
+/// [`build`] for a chart that may have nothing to draw: without data there is no legend and the
+/// frame gets a "no data" caption. Returns the plot only when there is data to draw on it.
+pub(crate) fn build_for<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    style: &Style,
+    x: Axis,
+    y: Axis,
+    legend: &[Item],
+    has_data: bool,
+) -> Result<Option<Plot<'a, DB>>, DrawingAreaErrorKind<DB::ErrorType>> {
+    let Some(plot) = build(area, style, x, y, if has_data { legend } else { &[] })? else {
+        return Ok(None);
+    };
+    if !has_data {
+        plot.no_data()?;
+        return Ok(None);
+    }
+    Ok(Some(plot))
+}
+
 pub(crate) fn build<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
     style: &Style,

@@ -61,20 +61,13 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &GoodputSlo
         grid: true,
     };
     let t = style.theme();
-    let legend = if has_data {
-        vec![
-            Item { label: "throughput".into(), swatch: Swatch::Line { color: t.series.blue, dashed: true } },
-            Item { label: "goodput".into(), swatch: Swatch::Line { color: t.series.vermillion, dashed: false } },
-        ]
-    } else {
-        Vec::new()
-    };
-    let Some(plot) = frame::build(area, style, x, y, &legend)? else {
+    let legend = [
+        Item { label: "throughput".into(), swatch: Swatch::Line { color: t.series.blue, dashed: true } },
+        Item { label: "goodput".into(), swatch: Swatch::Line { color: t.series.vermillion, dashed: false } },
+    ];
+    let Some(plot) = frame::build_for(area, style, x, y, &legend, has_data)? else {
         return Ok(());
     };
-    if !has_data {
-        return plot.no_data();
-    }
     plot.line(&goodput, t.series.vermillion, 2.0, false)?;
     plot.line(&throughput, t.series.blue, 2.0, true)?;
     if let Some(x) = current {

@@ -86,25 +86,17 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &LatencyDat
         grid: true,
     };
     let t = style.theme();
-    let legend = if has_data {
-        let mut items = vec![
-            Item { label: "p50".into(), swatch: Swatch::Line { color: t.series.blue, dashed: false } },
-            Item { label: "p99".into(), swatch: Swatch::Line { color: t.series.vermillion, dashed: false } },
-        ];
-        if !compare.is_empty() {
-            let label = if data.compare_label.is_empty() { "p99 (compare)" } else { data.compare_label.as_str() };
-            items.push(Item { label: label.into(), swatch: Swatch::Line { color: t.muted, dashed: true } });
-        }
-        items
-    } else {
-        Vec::new()
-    };
-    let Some(plot) = frame::build(area, style, x, y, &legend)? else {
+    let mut legend = vec![
+        Item { label: "p50".into(), swatch: Swatch::Line { color: t.series.blue, dashed: false } },
+        Item { label: "p99".into(), swatch: Swatch::Line { color: t.series.vermillion, dashed: false } },
+    ];
+    if !compare.is_empty() {
+        let label = if data.compare_label.is_empty() { "p99 (compare)" } else { data.compare_label.as_str() };
+        legend.push(Item { label: label.into(), swatch: Swatch::Line { color: t.muted, dashed: true } });
+    }
+    let Some(plot) = frame::build_for(area, style, x, y, &legend, has_data)? else {
         return Ok(());
     };
-    if !has_data {
-        return plot.no_data();
-    }
 
     // Lines first, labels last, so labels can find a spot clear of every line.
     let knee = data.knee_load.filter(|k| k.is_finite());

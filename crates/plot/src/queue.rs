@@ -51,20 +51,13 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &QueueData,
     };
     let y = Axis { lo: y_lo, hi: y_hi, ticks: Ticks::Nice, format: &format_tick, title: "requests".into(), grid: true };
     let t = style.theme();
-    let legend = if has_data {
-        vec![
-            Item { label: "running".into(), swatch: Swatch::Area(t.series.blue) },
-            Item { label: "waiting".into(), swatch: Swatch::Line { color: t.series.orange, dashed: false } },
-        ]
-    } else {
-        Vec::new()
-    };
-    let Some(plot) = frame::build(area, style, x, y, &legend)? else {
+    let legend = [
+        Item { label: "running".into(), swatch: Swatch::Area(t.series.blue) },
+        Item { label: "waiting".into(), swatch: Swatch::Line { color: t.series.orange, dashed: false } },
+    ];
+    let Some(plot) = frame::build_for(area, style, x, y, &legend, has_data)? else {
         return Ok(());
     };
-    if !has_data {
-        return plot.no_data();
-    }
 
     // The cap goes under the data: where running sits at the cap, running is what matters.
     let cap = data.max_num_seqs.filter(|c| c.is_finite());

@@ -64,21 +64,16 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &Throughput
         grid: true,
     };
     let t = style.theme();
-    let mut legend = Vec::new();
-    if has_data {
-        legend.push(Item { label: "throughput".into(), swatch: Swatch::Line { color: t.series.blue, dashed: true } });
-        legend
-            .push(Item { label: "goodput".into(), swatch: Swatch::Line { color: t.series.vermillion, dashed: false } });
-        if !offered.is_empty() {
-            legend.push(Item { label: "offered".into(), swatch: Swatch::Line { color: t.reference, dashed: false } });
-        }
+    let mut legend = vec![
+        Item { label: "throughput".into(), swatch: Swatch::Line { color: t.series.blue, dashed: true } },
+        Item { label: "goodput".into(), swatch: Swatch::Line { color: t.series.vermillion, dashed: false } },
+    ];
+    if !offered.is_empty() {
+        legend.push(Item { label: "offered".into(), swatch: Swatch::Line { color: t.reference, dashed: false } });
     }
-    let Some(plot) = frame::build(area, style, x, y, &legend)? else {
+    let Some(plot) = frame::build_for(area, style, x, y, &legend, has_data)? else {
         return Ok(());
     };
-    if !has_data {
-        return plot.no_data();
-    }
 
     // Lines first, labels last, so labels can find a spot clear of every line.
     let knee = data.knee_load.filter(|k| k.is_finite());

@@ -119,21 +119,14 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &TimelineDa
         grid: false,
     };
     let t = style.theme();
-    let legend = if requests.is_empty() {
-        Vec::new()
-    } else {
-        vec![
-            Item { label: "queue wait".into(), swatch: Swatch::Bar { color: t.series.orange, light: true } },
-            Item { label: "prefill".into(), swatch: Swatch::Bar { color: t.series.blue, light: false } },
-            Item { label: "tokens".into(), swatch: Swatch::Ticks(t.series.bluish_green) },
-        ]
-    };
-    let Some(plot) = frame::build(area, style, x, y, &legend)? else {
+    let legend = [
+        Item { label: "queue wait".into(), swatch: Swatch::Bar { color: t.series.orange, light: true } },
+        Item { label: "prefill".into(), swatch: Swatch::Bar { color: t.series.blue, light: false } },
+        Item { label: "tokens".into(), swatch: Swatch::Ticks(t.series.bluish_green) },
+    ];
+    let Some(plot) = frame::build_for(area, style, x, y, &legend, !requests.is_empty())? else {
         return Ok(());
     };
-    if requests.is_empty() {
-        return plot.no_data();
-    }
 
     // Bars stay a bar, not a slab, when there are only one or two rows.
     let unit_px = {
