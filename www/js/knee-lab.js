@@ -116,7 +116,8 @@ const ATTRIBUTES = {
   'slo-tpot-ms': ['sloTpotMs', Number],
   'think-time-s': ['thinkTimeS', Number],
   'kv-cache-tokens': ['kvCacheTokens', Number],
-  requests: ['requests', Number],
+  // Requests per simulated run: more is smoother but slower; kept where dragging stays fluid.
+  requests: ['requests', (v) => Math.min(20000, Math.max(500, Math.round(Number(v)) || DEFAULT_STATE.requests))],
   seed: ['seed', Number],
 };
 
