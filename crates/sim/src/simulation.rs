@@ -260,13 +260,15 @@ impl Simulation {
             return Err(e);
         }
         let truncated = self.state != State::Done;
-        if truncated || self.recorder.window_start_s.is_none() {
-            if self.recorder.window_start_s.is_none() {
+        if truncated || !self.recorder.in_window() {
+            // Stopped before the last measured request finished: close the window here (an
+            // empty one if no measured request ever arrived).
+            if !self.recorder.in_window() {
                 self.recorder.start_window(self.now_s);
             }
             self.recorder.end_window(self.now_s);
         }
-        Ok(Outcome::new(self.scenario, self.recorder, truncated || self.state != State::Done, self.arrived))
+        Ok(Outcome::new(self.scenario, self.recorder, truncated, self.arrived))
     }
 
     fn record_gauges(&mut self, t: f64) {
