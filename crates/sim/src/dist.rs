@@ -1,10 +1,8 @@
 //! Token-count distributions, resolved from [`DistConfig`] and sampled from a seeded stream.
 
-use rand::{Rng, RngExt};
-
 use crate::config::{DistConfig, DistKind};
 use crate::error::ConfigError;
-use crate::sampling::LogNormal;
+use crate::sampling::{LogNormal, Stream};
 
 /// The largest token count any distribution may produce (also the implicit cap of unbounded ones).
 pub const MAX_TOKENS: u64 = 1_000_000;
@@ -128,17 +126,17 @@ impl TokenDist {
     }
 
     /// Draws one token count.
-    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u32 {
+    pub fn sample(&self, stream: &mut Stream) -> u32 {
         match self {
             TokenDist::Fixed(v) => *v,
-            TokenDist::Uniform { min, max } => rng.random_range(*min..=*max),
+            TokenDist::Uniform { min, max } => stream.integer(*min, *max),
             TokenDist::Geometric { ln_q, max, .. } => {
-                let u: f64 = rng.random();
+                let u = stream.uniform();
                 let failures = (-u).ln_1p() / ln_q; // ln(1 - u) / ln(1 - p), both <= 0
                 (failures.floor() + 1.0).min(*max as f64) as u32
             }
             TokenDist::Lognormal { dist, max, .. } => {
-                let v = dist.sample(rng).round();
+                let v = dist.sample(stream).round();
                 v.clamp(1.0, *max as f64) as u32
             }
         }
@@ -182,13 +180,11 @@ fn kind_name(kind: DistKind) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::SeedableRng;
-    use rand::rngs::SmallRng;
 
     fn sample_mean(dist: &DistConfig, n: usize) -> f64 {
         let d = TokenDist::from_config(dist, "x").unwrap();
-        let mut rng = SmallRng::seed_from_u64(7);
-        (0..n).map(|_| d.sample(&mut rng) as f64).sum::<f64>() / n as f64
+        let mut stream = Stream::new(7);
+        (0..n).map(|_| d.sample(&mut stream) as f64).sum::<f64>() / n as f64
     }
 
     #[test]
@@ -209,9 +205,9 @@ mod tests {
     #[test]
     fn caps_and_floors_hold() {
         let d = TokenDist::from_config(&DistConfig::lognormal(50.0, 2.0, Some(120)), "x").unwrap();
-        let mut rng = SmallRng::seed_from_u64(1);
+        let mut stream = Stream::new(1);
         for _ in 0..100_000 {
-            let v = d.sample(&mut rng);
+            let v = d.sample(&mut stream);
             assert!((1..=120).contains(&v), "{v}");
         }
         assert_eq!(d.bound(), Some(120));

@@ -1,30 +1,63 @@
-//! Exact samplers for the continuous distributions the engine draws from: exponential gaps and
-//! think times (inversion), standard normal (Box-Muller), lognormal sizes, and gamma gaps for
-//! bursty arrivals (Marsaglia-Tsang).
+//! Seeded random streams and exact samplers for the continuous distributions the engine draws
+//! from: exponential gaps and think times (inversion), standard normal (Box-Muller, pairs kept),
+//! lognormal sizes, and gamma gaps for bursty arrivals (Marsaglia-Tsang).
 //!
 //! `rand_distr` samples these by the ziggurat method, which is faster but carries about 8 KB of
 //! tables (4 x 257 floats) that compress poorly: in a page with a 200 KB budget, a logarithm per
 //! draw is the better trade. Each sampler is exact, not an approximation.
 
-use rand::{Rng, RngExt};
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
 
-/// A uniform draw in (0, 1]: safe to take the logarithm of.
-#[inline]
-fn open_unit<R: Rng + ?Sized>(rng: &mut R) -> f64 {
-    1.0 - rng.random::<f64>()
+/// A seeded random stream. It keeps the second normal of each Box-Muller pair, so normals cost
+/// one logarithm, one square root and one sine or cosine per pair.
+#[derive(Clone, Debug)]
+pub struct Stream {
+    rng: SmallRng,
+    spare_normal: Option<f64>,
 }
 
-/// Exponential with mean 1, by inversion.
-#[inline]
-pub fn exp1<R: Rng + ?Sized>(rng: &mut R) -> f64 {
-    -open_unit(rng).ln()
-}
+impl Stream {
+    /// A stream from a 64-bit seed.
+    pub fn new(seed: u64) -> Stream {
+        Stream { rng: SmallRng::seed_from_u64(seed), spare_normal: None }
+    }
 
-/// Standard normal, by the Box-Muller transform (one of the pair; the engine draws few).
-#[inline]
-pub fn std_normal<R: Rng + ?Sized>(rng: &mut R) -> f64 {
-    let r = (-2.0 * open_unit(rng).ln()).sqrt();
-    r * (std::f64::consts::TAU * rng.random::<f64>()).cos()
+    /// Uniform in [0, 1).
+    #[inline]
+    pub fn uniform(&mut self) -> f64 {
+        self.rng.random::<f64>()
+    }
+
+    /// Uniform in (0, 1]: safe to take the logarithm of.
+    #[inline]
+    fn open_unit(&mut self) -> f64 {
+        1.0 - self.uniform()
+    }
+
+    /// Uniform integer in `lo..=hi`.
+    #[inline]
+    pub fn integer(&mut self, lo: u32, hi: u32) -> u32 {
+        self.rng.random_range(lo..=hi)
+    }
+
+    /// Exponential with mean 1, by inversion.
+    #[inline]
+    pub fn exp1(&mut self) -> f64 {
+        -self.open_unit().ln()
+    }
+
+    /// Standard normal, by the Box-Muller transform.
+    #[inline]
+    pub fn normal(&mut self) -> f64 {
+        if let Some(z) = self.spare_normal.take() {
+            return z;
+        }
+        let r = (-2.0 * self.open_unit().ln()).sqrt();
+        let (sin, cos) = (std::f64::consts::TAU * self.uniform()).sin_cos();
+        self.spare_normal = Some(r * sin);
+        r * cos
+    }
 }
 
 /// Lognormal: `exp(mu + sigma Z)`.
@@ -39,8 +72,8 @@ pub struct LogNormal {
 impl LogNormal {
     /// One draw.
     #[inline]
-    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
-        (self.mu + self.sigma * std_normal(rng)).exp()
+    pub fn sample(&self, stream: &mut Stream) -> f64 {
+        (self.mu + self.sigma * stream.normal()).exp()
     }
 }
 
@@ -67,21 +100,21 @@ impl Gamma {
     }
 
     /// One draw.
-    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
+    pub fn sample(&self, stream: &mut Stream) -> f64 {
         let g = loop {
-            let x = std_normal(rng);
+            let x = stream.normal();
             let v = 1.0 + self.c * x;
             if v <= 0.0 {
                 continue;
             }
             let v = v * v * v;
-            let u = open_unit(rng);
+            let u = stream.open_unit();
             let x2 = x * x;
             if u < 1.0 - 0.0331 * x2 * x2 || u.ln() < 0.5 * x2 + self.d * (1.0 - v + v.ln()) {
                 break self.d * v;
             }
         };
-        let g = if self.boost > 0.0 { g * open_unit(rng).powf(self.boost) } else { g };
+        let g = if self.boost > 0.0 { g * stream.open_unit().powf(self.boost) } else { g };
         g * self.scale
     }
 }
@@ -89,13 +122,11 @@ impl Gamma {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::SeedableRng;
-    use rand::rngs::SmallRng;
 
     /// Mean and variance of `n` draws.
-    fn moments(n: usize, mut draw: impl FnMut(&mut SmallRng) -> f64) -> (f64, f64) {
-        let mut rng = SmallRng::seed_from_u64(11);
-        let xs: Vec<f64> = (0..n).map(|_| draw(&mut rng)).collect();
+    fn moments(n: usize, mut draw: impl FnMut(&mut Stream) -> f64) -> (f64, f64) {
+        let mut stream = Stream::new(11);
+        let xs: Vec<f64> = (0..n).map(|_| draw(&mut stream)).collect();
         let mean = xs.iter().sum::<f64>() / n as f64;
         let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64;
         (mean, var)
@@ -107,23 +138,28 @@ mod tests {
 
     #[test]
     fn exponential_and_normal_moments() {
-        let (m, v) = moments(400_000, exp1);
+        let (m, v) = moments(400_000, Stream::exp1);
         close("exp mean", m, 1.0, 0.01);
         close("exp variance", v, 1.0, 0.02);
-        let (m, v) = moments(400_000, std_normal);
+        let (m, v) = moments(400_000, Stream::normal);
         close("normal mean", m, 0.0, 0.01);
         close("normal variance", v, 1.0, 0.01);
         // The normal's tail: P(|Z| > 2) = 4.55%.
-        let mut rng = SmallRng::seed_from_u64(5);
-        let tail = (0..400_000).filter(|_| std_normal(&mut rng).abs() > 2.0).count() as f64 / 400_000.0;
+        let mut stream = Stream::new(5);
+        let tail = (0..400_000).filter(|_| stream.normal().abs() > 2.0).count() as f64 / 400_000.0;
         close("normal tail", tail, 0.0455, 0.002);
+        // The two halves of a pair are uncorrelated.
+        let mut stream = Stream::new(9);
+        let pairs: Vec<(f64, f64)> = (0..200_000).map(|_| (stream.normal(), stream.normal())).collect();
+        let corr = pairs.iter().map(|(a, b)| a * b).sum::<f64>() / pairs.len() as f64;
+        close("pair correlation", corr, 0.0, 0.01);
     }
 
     #[test]
     fn gamma_moments_for_shapes_below_and_above_one() {
         for (shape, scale) in [(0.25, 4.0), (0.5, 2.0), (1.0, 1.0), (2.0, 0.5), (9.0, 1.0 / 9.0)] {
             let g = Gamma::new(shape, scale).unwrap();
-            let (m, v) = moments(400_000, |r| g.sample(r));
+            let (m, v) = moments(400_000, |s| g.sample(s));
             close(&format!("gamma({shape}) mean"), m, shape * scale, 0.02 * shape * scale);
             close(&format!("gamma({shape}) variance"), v, shape * scale * scale, 0.05 * shape * scale * scale);
         }
@@ -134,7 +170,7 @@ mod tests {
     fn lognormal_mean() {
         let (sigma, mean) = (0.8, 300.0);
         let d = LogNormal { mu: f64::ln(mean) - sigma * sigma / 2.0, sigma };
-        let (m, _) = moments(400_000, |r| d.sample(r));
+        let (m, _) = moments(400_000, |s| d.sample(s));
         close("lognormal mean", m, mean, 0.02 * mean);
     }
 }

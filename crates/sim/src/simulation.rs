@@ -7,15 +7,12 @@
 //! by one token per sequence per step. Their times form an arithmetic series, so `k` of them are
 //! advanced in one exact jump, and their inter-token gaps go into the histogram as a ramp.
 
-use rand::rngs::SmallRng;
-use rand::{RngExt, SeedableRng};
-
 use crate::batch::{Batch, Request, StepPlan};
 use crate::config::ThinkDist;
 use crate::error::ConfigError;
 use crate::event::{Arrival, EventQueue, OPEN_LOOP};
 use crate::recorder::{Recorder, Trace};
-use crate::sampling::{Gamma, exp1};
+use crate::sampling::{Gamma, Stream};
 use crate::scenario::{Load, Scenario};
 use crate::summary::Outcome;
 
@@ -50,14 +47,14 @@ impl Default for Options {
 /// modes (common random numbers), whatever the gaps and think times do.
 #[derive(Clone, Debug)]
 struct Streams {
-    sizes: SmallRng,
-    gaps: SmallRng,
-    think: SmallRng,
+    sizes: Stream,
+    gaps: Stream,
+    think: Stream,
 }
 
 impl Streams {
     fn new(seed: u64) -> Self {
-        let stream = |k: u64| SmallRng::seed_from_u64(splitmix64(seed ^ splitmix64(k)));
+        let stream = |k: u64| Stream::new(splitmix64(seed ^ splitmix64(k)));
         Streams { sizes: stream(1), gaps: stream(2), think: stream(3) }
     }
 }
@@ -125,8 +122,8 @@ impl Simulation {
                 for user in 0..users {
                     // Start each user partway through a think, as if the loop had been running.
                     let first = match think {
-                        ThinkDist::Exponential => think_s * exp1(&mut streams.think),
-                        ThinkDist::Fixed => think_s * streams.think.random::<f64>(),
+                        ThinkDist::Exponential => think_s * streams.think.exp1(),
+                        ThinkDist::Fixed => think_s * streams.think.uniform(),
                     };
                     events.push(Arrival { time_s: first, user });
                 }
@@ -469,7 +466,7 @@ impl Simulation {
             self.batch.release(slot);
             if let Load::Closed { think_s, think, .. } = self.scenario.load {
                 let pause = match think {
-                    ThinkDist::Exponential => think_s * exp1(&mut self.streams.think),
+                    ThinkDist::Exponential => think_s * self.streams.think.exp1(),
                     ThinkDist::Fixed => think_s,
                 };
                 self.events.push(Arrival { time_s: end + pause, user });
@@ -494,10 +491,10 @@ impl Request {
     }
 }
 
-fn draw_gap(rng: &mut SmallRng, gamma: Option<&Gamma>, rate_rps: f64) -> f64 {
+fn draw_gap(stream: &mut Stream, gamma: Option<&Gamma>, rate_rps: f64) -> f64 {
     let unit = match gamma {
-        Some(g) => g.sample(rng),
-        None => exp1(rng),
+        Some(g) => g.sample(stream),
+        None => stream.exp1(),
     };
     unit / rate_rps
 }
