@@ -262,6 +262,21 @@ test('the /metrics panel uses vLLM names and follows the lab’s load', async ({
   await expect.poll(() => page.locator('#lab').evaluate((el) => el.state.load)).toBe(0.4);
 });
 
+test('on your cluster: a KV cache too small for 64 sequences shows preemptions, and the link keeps it', async ({ page }) => {
+  await openPage(page);
+  await labIdle(page);
+  await page.locator('#cluster-load').evaluate((el) => {
+    el.value = '95';
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  const preemptions = page.locator('#cluster-readouts [data-live=num_preemptions]');
+  await expect(preemptions).toHaveText('0');
+  await page.locator('#cluster-kv').selectOption('50000');
+  await labIdle(page);
+  await expect.poll(async () => Number((await preemptions.textContent()).replace(/,/g, ''))).toBeGreaterThan(0);
+  await expect.poll(() => page.evaluate(() => location.hash)).toMatch(/kv=50000/);
+});
+
 test.describe('URL state', () => {
   test('a change is written to the hash, and reloading that URL restores it', async ({ page }) => {
     await openPage(page);

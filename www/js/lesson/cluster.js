@@ -1,5 +1,5 @@
 // Beat 7: on your cluster. Page-level knobs (load, --max-num-seqs 8/64, chunked prefill, token
-// budget) that drive the main lab; its live signals; and a table of full sweeps with one knob
+// budget, KV cache size) that drive the main lab; its live signals; and a table of full sweeps with one knob
 // changed at a time (wasm `sweep`, one per task so the page stays responsive).
 
 import { MAX_MODEL_LEN } from '../knee-lab.js';
@@ -23,11 +23,13 @@ function setupControls(lab, setMain) {
   const seqsOther = document.getElementById('cluster-seqs-other');
   const chunked = document.getElementById('cluster-chunked');
   const budget = document.getElementById('cluster-budget');
+  const kv = document.getElementById('cluster-kv');
 
   load.addEventListener('input', () => setMain({ load: Number(load.value) / 100 }));
   for (const radio of seqs) radio.addEventListener('change', () => radio.checked && setMain({ maxNumSeqs: Number(radio.value) }));
   chunked.addEventListener('change', () => setMain({ chunkedPrefill: chunked.checked }));
   budget.addEventListener('change', () => setMain({ maxNumBatchedTokens: Number(budget.value) }));
+  kv.addEventListener('change', () => setMain({ kvCacheTokens: Number(kv.value) }));
 
   const sync = (s) => {
     const pct = Math.round(s.load * 100);
@@ -47,6 +49,7 @@ function setupControls(lab, setMain) {
     const b = String(s.chunkedPrefill ? s.maxNumBatchedTokens : MAX_MODEL_LEN);
     if (![...budget.options].some((o) => o.value === b)) budget.add(new Option(Number(b).toLocaleString('en-US'), b));
     budget.value = b;
+    kv.value = String(s.kvCacheTokens);
   };
   sync(lab.state);
   onUpdate(lab, ({ state }) => sync(state));
@@ -62,6 +65,7 @@ function setupControls(lab, setMain) {
       num_requests_running: formatMetric('num_requests_running', r.num_requests_running),
       num_requests_waiting: formatMetric('num_requests_waiting', r.num_requests_waiting),
       kv_cache_usage: formatPercent(r.kv_cache_usage),
+      num_preemptions: formatMetric('num_preemptions', r.num_preemptions),
     });
   });
 }
