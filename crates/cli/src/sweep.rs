@@ -91,13 +91,10 @@ pub fn parse_loads(text: &str) -> Result<Vec<f64>, CliError> {
     sweep::load_grid(from, to, step).map_err(|e| CliError::flag(&e))
 }
 
-/// The knee's attainment target must be a fraction.
+/// The knee's attainment target, checked by the core before any simulation runs (the core
+/// names it `attainment_target`; the user typed `--target`).
 pub fn check_target(target: f64) -> Result<(), CliError> {
-    if target.is_finite() && target > 0.0 && target <= 1.0 {
-        Ok(())
-    } else {
-        Err(CliError::input(format!("--target: must be an SLO attainment above 0 and at most 1, got {target}")))
-    }
+    sweep::check_target(target).map_err(|e| CliError::input(format!("--target: {}", e.message)))
 }
 
 /// Sweeps `config` over `loads`, with a progress bar on a terminal and a warning if any point

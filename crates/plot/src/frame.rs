@@ -127,7 +127,7 @@ pub(crate) fn build_for<'a, DB: DrawingBackend>(
     Ok(Some(plot))
 }
 
-pub(crate) fn build<'a, DB: DrawingBackend>(
+fn build<'a, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
     style: &Style,
     mut x: Axis,

@@ -201,7 +201,8 @@ impl Simulation {
         if self.batch.in_system() == 0 {
             // Idle: the next arrival starts a step at once.
             let Some(t) = self.events.peek_time() else {
-                self.state = State::Done;
+                // No arrival will ever come (no load model does this): stop, with what finished.
+                self.state = State::Truncated;
                 return false;
             };
             self.now_s = t;
@@ -223,14 +224,14 @@ impl Simulation {
             self.state = State::Failed(ConfigError::new("", "the engine could not schedule any request"));
             return false;
         }
-        let (k, duration) = self.plan_jump(start);
-        let end = start + duration;
+        let jump = self.plan_jump(start);
+        let (k, end) = (jump.steps, start + jump_s(jump.steps, jump.first_s, jump.growth_s));
         // A step's cost: a pass over its requests, plus a fixed overhead (arrivals, bookkeeping).
         self.work += self.plan.scheduled.len() as u64 + STEP_WORK;
         self.steps += k;
         // Arrivals during the step join the queue at their own times; none can join this step.
         self.admit_arrivals(end);
-        self.finish_step(start, end, k);
+        self.finish_step(start, end, jump);
         self.now_s = end;
         if self.state == State::Running
             && (self.work > self.options.max_work || self.batch.in_system() > self.options.max_in_system)
@@ -336,13 +337,15 @@ impl Simulation {
         }
     }
 
-    /// How many identical steps the formed step stands for, and their total time.
-    fn plan_jump(&self, start: f64) -> (u64, f64) {
+    /// How many identical steps the formed step stands for, and their times.
+    fn plan_jump(&self, start: f64) -> Jump {
         let d0 = self.scenario.cost.step_s(self.plan.tokens, self.plan.context);
         if !self.plan.pure_decode {
-            return (1, d0);
+            return Jump { steps: 1, first_s: d0, growth_s: 0.0 };
         }
         let n = self.plan.scheduled.len() as u64;
+        // Every sequence's context grows by one token per step, so each step is longer by this.
+        let g = self.scenario.cost.per_context_s() * n as f64;
         let slots = &self.batch.slots;
         // Until the first request emits its last token...
         let mut k = self.plan.scheduled.iter().map(|s| slots[s.slot as usize].remaining_output()).min().unwrap_or(1);
@@ -356,25 +359,17 @@ impl Simulation {
             && self.batch.waiting.is_empty()
             && let Some(t_arrival) = self.events.peek_time()
         {
-            k = k.min(steps_until(start, t_arrival, d0, self.growth_s(n)));
+            k = k.min(steps_until(start, t_arrival, d0, g));
         }
-        let k = k.max(1);
-        (k, jump_s(k, d0, self.growth_s(n)))
+        Jump { steps: k.max(1), first_s: d0, growth_s: g }
     }
 
-    /// How much each step of a decode run is longer than the previous: every sequence's context
-    /// grows by one token per step.
-    fn growth_s(&self, n: u64) -> f64 {
-        self.scenario.cost.per_context_s() * n as f64
-    }
-
-    fn finish_step(&mut self, start: f64, end: f64, k: u64) {
+    fn finish_step(&mut self, start: f64, end: f64, jump: Jump) {
         let mut finished = false;
         let emitted_before = self.tokens_emitted;
+        let Jump { steps: k, first_s: d0, growth_s: g } = jump;
         if k > 1 {
             // Every sequence in a decode run sees the same gaps: d0, d0 + g, ..., d0 + (k-1) g.
-            let d0 = self.scenario.cost.step_s(self.plan.tokens, self.plan.context);
-            let g = self.growth_s(self.plan.scheduled.len() as u64);
             let measured =
                 self.plan.scheduled.iter().filter(|s| self.batch.slots[s.slot as usize].measured).count() as u64;
             self.recorder.itl_s.add_ramp(d0, g, k, measured);
@@ -475,7 +470,6 @@ impl Simulation {
                 self.measured_done += 1;
                 if self.measured_done == self.scenario.requests - self.scenario.warmup {
                     self.state = State::Done;
-                    self.record_gauges(end);
                     self.recorder.end_window(end);
                 }
             }
@@ -489,6 +483,15 @@ impl Request {
     fn remaining_output(&self) -> u64 {
         (self.output - self.emitted) as u64
     }
+}
+
+/// A formed step and the identical decode steps after it: `steps` steps lasting `first_s`,
+/// `first_s + growth_s`, ...
+#[derive(Clone, Copy, Debug)]
+struct Jump {
+    steps: u64,
+    first_s: f64,
+    growth_s: f64,
 }
 
 fn draw_gap(stream: &mut Stream, gamma: Option<&Gamma>, rate_rps: f64) -> f64 {

@@ -39,7 +39,10 @@ pub struct Lab {
     capacity: Option<Capacity>,
     open: Option<SweepRun>,
     closed: Option<SweepRun>,
+    /// The current mode's sweep judged under the current SLOs, and (in a closed loop) the open
+    /// loop's finished one: cached, since every redraw reads them.
     assembled: Option<Sweep>,
+    assembled_open: Option<Sweep>,
     point: Option<Point>,
 }
 
@@ -65,6 +68,7 @@ impl Lab {
             open: None,
             closed: None,
             assembled: None,
+            assembled_open: None,
             point: None,
         }
     }
@@ -91,7 +95,7 @@ impl Lab {
         self.model_key = Some(model_key);
         self.closed_key = closed_key;
         self.config = Some(config);
-        self.assembled = None;
+        self.forget_assembled();
         Ok(())
     }
 
@@ -125,7 +129,7 @@ impl Lab {
             LoadMode::Closed => self.closed.as_mut(),
         };
         let more = run.map_or(Ok(false), |r| r.step()).map_err(js_error)?;
-        self.assembled = None;
+        self.forget_assembled();
         Ok(more)
     }
 
@@ -174,14 +178,15 @@ impl Lab {
     /// Every live number, keyed by `data-metric` name, in the Summary's units (`null` if unknown).
     pub fn readouts(&mut self) -> Result<JsValue, JsError> {
         let slo = self.slo();
-        let sweep = self.sweep().cloned();
+        self.sweep(); // fills the cache, read below alongside the point
+        let sweep = self.assembled.as_ref();
         let point = self.current_point().map(|p| PointView {
             summary: &p.outcome.summary,
             goodput: p.outcome.goodput(slo),
             final_state: (p.outcome.final_state.num_requests_running, p.outcome.final_state.num_requests_waiting),
             open_at_same_throughput: p.open_at_same_throughput.as_ref(),
         });
-        let mut r = readouts::build(point, sweep.as_ref(), self.capacity);
+        let mut r = readouts::build(point, sweep, self.capacity);
         r.insert("slo_ttft_s".into(), Some(slo.ttft_s));
         r.insert("slo_tpot_s".into(), Some(slo.tpot_s));
         r.insert("load".into(), Some(self.load));
@@ -208,14 +213,16 @@ impl Lab {
     pub fn draw_latency(&mut self, canvas: &HtmlCanvasElement, dark: bool) -> Result<bool, JsError> {
         let (marker, slo) = (self.marker(), self.slo());
         // In a closed loop, the open loop's finished curve stays in view for comparison.
-        let open_curve = match self.mode()? {
-            LoadMode::Closed => {
-                self.open.as_ref().filter(|r| r.is_done()).map(|r| r.assemble(slo, DEFAULT_ATTAINMENT_TARGET))
-            }
+        if self.mode()? == LoadMode::Closed && self.assembled_open.is_none() {
+            self.assembled_open =
+                self.open.as_ref().filter(|r| r.is_done()).map(|r| r.assemble(slo, DEFAULT_ATTAINMENT_TARGET));
+        }
+        self.sweep();
+        let compare = match self.mode()? {
+            LoadMode::Closed => self.assembled_open.as_ref().map(|s| (s, "p99 open loop")),
             LoadMode::Open => None,
         };
-        let compare = open_curve.as_ref().map(|s| (s, "p99 open loop"));
-        let data = charts::latency_data(self.sweep(), compare, marker, slo.ttft_s);
+        let data = charts::latency_data(self.assembled.as_ref(), compare, marker, slo.ttft_s);
         charts::draw_on(canvas, dark, |area, style| kneelab_plot::latency::draw(area, &data, style))
     }
 
@@ -292,8 +299,14 @@ impl Lab {
             LoadMode::Open => self.open = Some(run),
             LoadMode::Closed => self.closed = Some(run),
         }
-        self.assembled = None;
+        self.forget_assembled();
         Ok(())
+    }
+
+    /// Drops the judged sweeps: the runs, the mode or the SLOs changed.
+    fn forget_assembled(&mut self) {
+        self.assembled = None;
+        self.assembled_open = None;
     }
 
     /// The current mode's sweep so far, under the current SLOs (cached until something changes).
