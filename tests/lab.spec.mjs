@@ -172,6 +172,25 @@ test('bad input shows an alert beside the control and keeps the last good charts
   expect(await readout(page, 'slo_ttft_s')).toBe(3);
 });
 
+test('a vanishing load attribute is an error naming the field, and the lab recovers', async ({ page }) => {
+  // `load="5e-324"` once panicked inside the wasm (an infinite first gap) and killed every lab
+  // on the page; `load="1e-300"` froze the tab. Both are below the core's lowest offered load.
+  await openLab(page);
+  const good = await canvasPixels(page);
+  const alert = page.locator(`${LAB} #offered-load-error`);
+  for (const value of ['5e-324', '1e-300']) {
+    await page.locator(LAB).evaluate((el, v) => el.setAttribute('load', v), value);
+    await idle(page);
+    await expect(alert).toHaveText(/load\.offered_load: must be from 0\.001/);
+    expect(await canvasPixels(page)).toEqual(good);
+  }
+  // A good load clears the alert and the engine still answers.
+  await page.locator(LAB).evaluate((el) => el.setAttribute('load', '0.9'));
+  await idle(page);
+  await expect(alert).toHaveText('');
+  expect(await metric(page, 'ttft_p99')).toBeGreaterThan(0);
+});
+
 test('an engine change re-sweeps: chunked prefill off makes TPOT worse', async ({ page }) => {
   await openLab(page);
   await setLoadPercent(page, 80);

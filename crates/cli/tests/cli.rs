@@ -14,8 +14,25 @@ fn root() -> PathBuf {
 
 /// Runs `kneelab args...`, feeding `stdin` when given.
 fn kneelab(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kneelab"))
-        .args(args)
+    let mut command = Command::new(env!("CARGO_BIN_EXE_kneelab"));
+    command.args(args);
+    spawn(command, stdin)
+}
+
+/// Runs `kneelab args...` under a limit of 10 s of CPU time and 2 GiB of address space (the
+/// kernel's `ulimit`, so no test reads a clock): past either, it is killed and has no exit code.
+fn kneelab_bounded(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg("ulimit -t 10 && ulimit -v 2097152 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_kneelab"))
+        .args(args);
+    spawn(command, stdin)
+}
+
+fn spawn(mut command: Command, stdin: Option<&str>) -> Output {
+    let mut child = command
         .current_dir(root())
         .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
@@ -149,6 +166,51 @@ fn a_truncated_run_warns_on_one_line_and_still_succeeds() {
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("kneelab: warning: <stdin>: ") && err.contains("truncated"), "{err}");
+}
+
+/// The repros of the "unbreakable" issue: each once panicked, aborted on a huge allocation or
+/// never finished. Each must now end within seconds with a named error or a bounded result.
+#[test]
+fn edge_loads_end_with_a_named_error_or_a_bounded_result() {
+    // (config, Some(phrase) = exit 2 naming it, None = exit 0)
+    let rows: &[(&str, Option<&str>)] = &[
+        // An infinite first gap: a 4.8 GB allocation once.
+        (r#"{"load":{"mode":"open","rate_rps":5e-324}}"#, Some("load.rate_rps: must be from")),
+        // The page's tiny-load repros, as a fraction of capacity.
+        (r#"{"load":{"mode":"open","offered_load":5e-324}}"#, Some("load.offered_load: must be from")),
+        (r#"{"load":{"mode":"open","offered_load":1e-300}}"#, Some("load.offered_load: must be from")),
+        // Nanosecond steps and an arrival every 10 s: the old decode-run search walked ~1e10 steps.
+        (
+            r#"{"cost":{"model":"linear","step_ms":1e-6},"load":{"mode":"open","rate_rps":0.1},"run":{"requests":10}}"#,
+            None,
+        ),
+        // One request and nothing after it for about 1e13 s.
+        (
+            r#"{"load":{"mode":"open","rate_rps":1e-13},"run":{"requests":1,"warmup_requests":0}}"#,
+            Some("load.rate_rps"),
+        ),
+        (r#"{"load":{"mode":"open","rate_rps":1e-6},"run":{"requests":2,"warmup_requests":0}}"#, None),
+        // A flood during one 1,000 s step: 91 M arrivals were admitted (6.7 GB) before the
+        // in-system cap was looked at.
+        (
+            r#"{"cost":{"model":"linear","step_ms":1000000},"load":{"mode":"open","rate_rps":1000000},"run":{"requests":1}}"#,
+            None,
+        ),
+    ];
+    for (config, phrase) in rows {
+        let out = kneelab_bounded(&["run", "-"], Some(config));
+        let err = stderr(&out);
+        match phrase {
+            Some(phrase) => {
+                assert_eq!(out.status.code(), Some(2), "{config}: {err}");
+                assert!(err.lines().count() == 1 && err.contains(phrase), "{config}: want {phrase:?}, got {err}");
+            }
+            None => {
+                assert_eq!(out.status.code(), Some(0), "{config}: {err}");
+                json(&stdout(&out));
+            }
+        }
+    }
 }
 
 #[test]

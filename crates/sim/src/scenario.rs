@@ -19,8 +19,25 @@ pub const MAX_BATCHED_TOKENS: u32 = 1 << 20;
 pub const MAX_KV_TOKENS: u64 = 1_000_000_000;
 /// The highest offered load, as a fraction of capacity.
 pub const MAX_OFFERED_LOAD: f64 = 10.0;
+/// The lowest offered load, as a fraction of capacity: below it the gaps between arrivals, and
+/// so the simulated horizon, grow past anything a run can mean (and past `f64` at the extreme).
+pub const MIN_OFFERED_LOAD: f64 = 0.001;
 /// The highest explicit arrival rate.
 pub const MAX_RATE_RPS: f64 = 1e6;
+/// The lowest explicit arrival rate: one request in about eleven simulated days.
+pub const MIN_RATE_RPS: f64 = 1e-6;
+
+/// Checks an offered load (a fraction of capacity) against its range, naming `path`.
+pub fn check_offered_load(path: &str, v: f64) -> Result<(), ConfigError> {
+    if v.is_finite() && (MIN_OFFERED_LOAD..=MAX_OFFERED_LOAD).contains(&v) {
+        Ok(())
+    } else {
+        Err(ConfigError::new(
+            path,
+            format!("must be from {MIN_OFFERED_LOAD} to {MAX_OFFERED_LOAD} (a fraction of capacity), got {v}"),
+        ))
+    }
+}
 
 /// The engine's knobs, validated.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -291,11 +308,11 @@ fn resolve(c: &Config) -> Result<(Scenario, LoadSpec), ConfigError> {
                     ));
                 }
                 (Some(rate_rps), None) => {
-                    positive("load.rate_rps", rate_rps, MAX_RATE_RPS)?;
+                    range_f64("load.rate_rps", rate_rps, MIN_RATE_RPS, MAX_RATE_RPS, "requests/s")?;
                     LoadSpec::Rate { rate_rps, burstiness }
                 }
                 (None, Some(offered_load)) => {
-                    positive("load.offered_load", offered_load, MAX_OFFERED_LOAD)?;
+                    check_offered_load("load.offered_load", offered_load)?;
                     LoadSpec::Offered { offered_load, burstiness }
                 }
             }
@@ -323,7 +340,7 @@ fn resolve(c: &Config) -> Result<(Scenario, LoadSpec), ConfigError> {
                     LoadSpec::Users { users, think_s, think }
                 }
                 (None, Some(offered_load)) => {
-                    positive("load.offered_load", offered_load, MAX_OFFERED_LOAD)?;
+                    check_offered_load("load.offered_load", offered_load)?;
                     LoadSpec::ClosedOffered { offered_load, think_s, think }
                 }
             }

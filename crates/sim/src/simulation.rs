@@ -280,6 +280,10 @@ impl Simulation {
             && let Some(arrival) = self.events.pop_due(t)
         {
             self.arrive(arrival);
+            // Counted as they come, not only between steps: one long step can see millions.
+            if self.state == State::Running && self.batch.in_system() > self.options.max_in_system {
+                self.state = State::Truncated;
+            }
         }
     }
 
@@ -359,7 +363,7 @@ impl Simulation {
             && self.batch.waiting.is_empty()
             && let Some(t_arrival) = self.events.peek_time()
         {
-            k = k.min(steps_until(start, t_arrival, d0, g));
+            k = k.min(steps_until(start, t_arrival, d0, g, k));
         }
         Jump { steps: k.max(1), first_s: d0, growth_s: g }
     }
@@ -509,8 +513,11 @@ fn jump_s(k: u64, d0: f64, g: f64) -> f64 {
     k * d0 + g * k * (k - 1.0) / 2.0
 }
 
-/// The fewest steps of a decode run (from `start`) whose end is at or after `t`.
-fn steps_until(start: f64, t: f64, d0: f64, g: f64) -> u64 {
+/// The fewest steps of a decode run (from `start`) whose end is at or after `t`, or `cap` if
+/// fewer than that many steps end before `t`. Exact and O(1): the closed-form root is settled
+/// by at most a few steps of rounding correction.
+fn steps_until(start: f64, t: f64, d0: f64, g: f64, cap: u64) -> u64 {
+    let cap = cap.max(1);
     let delta = t - start;
     if start + d0 >= t {
         return 1;
@@ -522,12 +529,21 @@ fn steps_until(start: f64, t: f64, d0: f64, g: f64) -> u64 {
     } else {
         delta / d0
     };
-    let mut k = (estimate.ceil().max(1.0) as u64).min(u32::MAX as u64);
-    while k > 1 && start + jump_s(k - 1, d0, g) >= t {
-        k -= 1;
+    if !(estimate < cap as f64) {
+        // The cap comes first (this also covers an infinite or NaN estimate).
+        return cap;
     }
-    while start + jump_s(k, d0, g) < t {
+    let mut k = (estimate.ceil().max(1.0) as u64).min(cap);
+    // The estimate is within a few ulps of the root, so each loop runs a step or two; the
+    // bounds keep that true whatever the rounding.
+    let mut fixes = 0;
+    while k > 1 && start + jump_s(k - 1, d0, g) >= t && fixes < 64 {
+        k -= 1;
+        fixes += 1;
+    }
+    while k < cap && start + jump_s(k, d0, g) < t && fixes < 128 {
         k += 1;
+        fixes += 1;
     }
     k
 }
@@ -540,10 +556,20 @@ mod tests {
     fn steps_until_finds_the_first_step_ending_at_or_after_t() {
         for (d0, g) in [(0.01, 0.0), (0.0125, 1e-6), (0.05, 3e-4)] {
             for delta in [0.001, 0.01, 0.0125, 0.3, 2.7, 100.0] {
-                let k = steps_until(5.0, 5.0 + delta, d0, g);
+                let k = steps_until(5.0, 5.0 + delta, d0, g, u64::MAX);
                 assert!(5.0 + jump_s(k, d0, g) >= 5.0 + delta, "{d0} {g} {delta}");
                 assert!(k == 1 || 5.0 + jump_s(k - 1, d0, g) < 5.0 + delta, "{d0} {g} {delta}");
             }
         }
+    }
+
+    #[test]
+    fn steps_until_stops_at_its_cap_without_walking() {
+        // A nanosecond step and an arrival 10 s away: 1e10 steps, which a walk would take.
+        assert_eq!(steps_until(0.0, 10.0, 1e-9, 0.0, 500), 500);
+        assert_eq!(steps_until(0.0, f64::INFINITY, 1e-9, 0.0, 7), 7);
+        assert_eq!(steps_until(0.0, 1e300, 1e-9, 1e-12, u64::MAX), u64::MAX);
+        // Below the cap the answer is the exact one.
+        assert_eq!(steps_until(0.0, 0.05, 0.01, 0.0, 500), 5);
     }
 }

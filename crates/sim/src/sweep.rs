@@ -84,11 +84,15 @@ impl Default for SweepOptions {
 
 /// Loads `from..=to` in steps of `step` (the CLI's `0.1:1.2:0.05`), rounded to kill float drift.
 pub fn load_grid(from: f64, to: f64, step: f64) -> Result<Vec<f64>, ConfigError> {
-    let ok = |v: f64| v.is_finite() && v > 0.0 && v <= crate::scenario::MAX_OFFERED_LOAD;
+    let ok = |v: f64| crate::scenario::check_offered_load("loads", v).is_ok();
     if !(ok(from) && ok(to) && step.is_finite() && step > 0.0 && from <= to) {
         return Err(ConfigError::new(
             "loads",
-            format!("want FROM:TO:STEP with 0 < FROM <= TO <= 10 and STEP > 0, got {from}:{to}:{step}"),
+            format!(
+                "want FROM:TO:STEP with {} <= FROM <= TO <= {} and STEP > 0, got {from}:{to}:{step}",
+                crate::scenario::MIN_OFFERED_LOAD,
+                crate::scenario::MAX_OFFERED_LOAD
+            ),
         ));
     }
     let n = ((to - from) / step + 1e-9).floor() as usize + 1;
@@ -109,16 +113,14 @@ pub struct SweepRun {
     outcomes: Vec<Outcome>,
 }
 
-/// Checks sweep loads: each above 0 and at most [`MAX_OFFERED_LOAD`](crate::scenario::MAX_OFFERED_LOAD),
-/// at most 1000 of them.
+/// Checks sweep loads: each within [`check_offered_load`](crate::scenario::check_offered_load)'s
+/// range, at most 1000 of them.
 pub fn load_check(loads: &[f64]) -> Result<(), ConfigError> {
     if loads.len() > 1000 {
         return Err(ConfigError::new("loads", format!("at most 1000 load points, got {}", loads.len())));
     }
     for (i, &load) in loads.iter().enumerate() {
-        if !(load.is_finite() && load > 0.0 && load <= crate::scenario::MAX_OFFERED_LOAD) {
-            return Err(ConfigError::new(format!("loads[{i}]"), format!("must be above 0 and at most 10, got {load}")));
-        }
+        crate::scenario::check_offered_load(&format!("loads[{i}]"), load)?;
     }
     Ok(())
 }

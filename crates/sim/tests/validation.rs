@@ -69,8 +69,16 @@ fn bad_configs_name_the_field() {
         ),
         (r#"{"load": {"mode": "open"}}"#, "load.rate_rps", "needs rate_rps"),
         (r#"{"load": {"mode": "open", "rate_rps": 1, "offered_load": 0.5}}"#, "load.offered_load", "not both"),
-        (r#"{"load": {"mode": "open", "rate_rps": 0}}"#, "load.rate_rps", "above 0"),
-        (r#"{"load": {"mode": "open", "offered_load": 20}}"#, "load.offered_load", "at most 10"),
+        (r#"{"load": {"mode": "open", "rate_rps": 0}}"#, "load.rate_rps", "from 0.000001 to 1000000 requests/s"),
+        // A vanishing rate once made an infinite first gap (and a 4.8 GB allocation).
+        (r#"{"load": {"mode": "open", "rate_rps": 5e-324}}"#, "load.rate_rps", "from 0.000001"),
+        (r#"{"load": {"mode": "open", "offered_load": 20}}"#, "load.offered_load", "from 0.001 to 10"),
+        (r#"{"load": {"mode": "open", "offered_load": 1e-300}}"#, "load.offered_load", "from 0.001 to 10"),
+        (
+            r#"{"load": {"mode": "closed", "offered_load": 5e-324, "think_time_s": 1}}"#,
+            "load.offered_load",
+            "from 0.001",
+        ),
         (r#"{"load": {"mode": "open", "rate_rps": 1, "users": 3}}"#, "load.users", "does not apply"),
         (r#"{"load": {"mode": "open", "rate_rps": 1, "burstiness": 0}}"#, "load.burstiness", "from 0.01"),
         (r#"{"load": {"mode": "closed", "users": 0, "think_time_s": 1}}"#, "load.users", "from 1 to"),
