@@ -529,7 +529,7 @@ fn steps_until(start: f64, t: f64, d0: f64, g: f64, cap: u64) -> u64 {
     } else {
         delta / d0
     };
-    if !(estimate < cap as f64) {
+    if estimate.is_nan() || estimate >= cap as f64 {
         // The cap comes first (this also covers an infinite or NaN estimate).
         return cap;
     }
