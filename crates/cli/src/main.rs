@@ -68,21 +68,27 @@ fn emit(text: &str) -> Result<(), CliError> {
     }
 }
 
-/// Help and version go out as clap prints them. A bad value (`--latency-s abc`) becomes the same
-/// one-line error as every other bad input; other usage errors keep clap's usage hint.
+/// Help and version go out as clap prints them. Every usage error (a bad value, an unknown flag,
+/// a missing argument, no subcommand) becomes the same one-line error, exit code 2, as every
+/// other bad input.
 fn clap_error(e: clap::Error) -> ExitCode {
     match e.kind() {
-        ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            ExitCode::SUCCESS
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            CliError::input("a subcommand is required: run, sweep or size; see kneelab --help").report()
+        }
+        _ => {
             // clap's first paragraph, e.g. "error: invalid value 'xml' for '--format <FORMAT>'\n  [possible
-            // values: json, csv]", on one line; the "For more information" hint after it is dropped.
+            // values: json, csv]", on one line; its usage block and "For more information" hint
+            // become one pointer to --help.
             let text = e.to_string();
             let first: Vec<&str> = text.lines().map(str::trim).take_while(|l| !l.is_empty()).collect();
             let message = first.join(" ");
-            CliError::input(message.strip_prefix("error: ").unwrap_or(&message)).report()
-        }
-        _ => {
-            let _ = e.print();
-            ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(error::EXIT_BAD_INPUT))
+            let message = message.strip_prefix("error: ").unwrap_or(&message);
+            CliError::input(format!("{message}; see kneelab --help")).report()
         }
     }
 }

@@ -214,6 +214,28 @@ fn edge_loads_end_with_a_named_error_or_a_bounded_result() {
 }
 
 #[test]
+fn usage_errors_are_one_line_with_exit_code_2() {
+    // (args, phrase): clap once printed 5-23 lines of usage for these.
+    let rows: &[(&[&str], &str)] = &[
+        (&[], "a subcommand is required"),
+        (&["frobnicate"], "frobnicate"),
+        (&["run"], "CONFIG"),
+        (&["run", "examples/rag.json", "--no-such-flag"], "--no-such-flag"),
+        (&["size", "--max-num-seqs"], "--max-num-seqs"),
+        (&["sweep", "examples/rag.json", "--format", "xml"], "xml"),
+    ];
+    for (args, phrase) in rows {
+        let out = kneelab(args, None);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("kneelab: error: ") && err.contains(phrase), "{args:?}: {err}");
+        assert!(err.contains("see kneelab --help"), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
 fn every_example_runs() {
     let mut names: Vec<String> = std::fs::read_dir(root().join("examples"))
         .expect("examples/")

@@ -56,18 +56,37 @@ pub fn size(
         check("saturation_qps", q, false)?;
     }
     let per_replica_max_qps = max_num_seqs / latency_s;
+    // Each input is in range on its own, yet their quotient can still be absurd (1e12 QPS on
+    // replicas that serve 1e-12 each); say so instead of saturating a count.
+    let count = |per_replica_qps: f64, of: &str| {
+        let n = peak_qps / per_replica_qps;
+        if n <= MAX_REPLICAS as f64 {
+            Ok(replicas(peak_qps, per_replica_qps))
+        } else {
+            Err(ConfigError::new(
+                "peak_qps",
+                format!(
+                    "needs {n:.3e} replicas at {per_replica_qps} QPS each ({of}), more than {MAX_REPLICAS}; check the inputs"
+                ),
+            ))
+        }
+    };
     Ok(Sizing {
         max_num_seqs,
         latency_s,
         peak_qps,
         per_replica_max_qps,
-        replicas: replicas(peak_qps, per_replica_max_qps),
+        replicas: count(per_replica_max_qps, "max_num_seqs / latency_s")?,
         knee_qps,
-        replicas_at_knee: knee_qps.map(|q| replicas(peak_qps, q)),
+        replicas_at_knee: knee_qps.map(|q| count(q, "knee_qps")).transpose()?,
         saturation_qps,
-        replicas_at_saturation: saturation_qps.map(|q| replicas(peak_qps, q)),
+        replicas_at_saturation: saturation_qps.map(|q| count(q, "saturation_qps")).transpose()?,
     })
 }
+
+/// The most replicas a sizing may ask for: far past any fleet, well inside `u64` and exactly
+/// representable as `f64`, so every count is exact.
+pub const MAX_REPLICAS: u64 = 1_000_000_000;
 
 /// `ceil(peak / per_replica)`, forgiving the last bit of floating-point noise (64 / 8 is 8).
 pub fn replicas(peak_qps: f64, per_replica_qps: f64) -> u64 {
@@ -103,5 +122,19 @@ mod tests {
         assert_eq!(size(0.0, 8.0, 1.0, None, None).unwrap_err().path, "max_num_seqs");
         assert_eq!(size(8.0, f64::NAN, 1.0, None, None).unwrap_err().path, "latency_s");
         assert_eq!(size(8.0, 1.0, -1.0, None, None).unwrap_err().path, "peak_qps");
+    }
+
+    #[test]
+    fn counts_that_would_overflow_are_errors() {
+        // Once 18446744073709551615 replicas (a saturating cast) or `null` (infinity) on the page.
+        for (seqs, latency, peak, knee) in
+            [(1.0, 1e12, 1e12, None), (1e12, 1.0, 1e12, Some(1e-12)), (1.0, 1.0, 2e9, None)]
+        {
+            let e = size(seqs, latency, peak, knee, None).unwrap_err();
+            assert_eq!(e.path, "peak_qps", "{seqs} {latency} {peak}");
+            assert!(e.to_string().contains("more than 1000000000"), "{e}");
+        }
+        // The largest count allowed is exact.
+        assert_eq!(size(1.0, 1.0, 1e9, None, None).unwrap().replicas, MAX_REPLICAS);
     }
 }
