@@ -396,26 +396,47 @@ impl RunConfig {
 
 impl Config {
     /// Parses a config from JSON text; errors name the field path, or the line and column of a
-    /// syntax error.
+    /// syntax error. A leading UTF-8 byte-order mark is skipped, and a key given twice in one
+    /// object is an error (JSON leaves it undefined; silently keeping the last would hide a typo).
     pub fn from_json(text: &str) -> Result<Config, ConfigError> {
-        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-            let what = if e.is_eof() { "unexpected end of input".to_string() } else { strip_position(&e.to_string()) };
-            ConfigError::new("", format!("invalid JSON at line {}, column {}: {what}", e.line(), e.column()))
-        })?;
-        if !value.is_object() {
-            return Err(ConfigError::new("", "the config must be a JSON object ({ ... })"));
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        if !text.trim_start().starts_with('{') {
+            // Valid JSON that is not an object, or not JSON at all: say which.
+            return Err(match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+                Ok(_) => ConfigError::new("", "the config must be a JSON object ({ ... })"),
+                Err(e) => syntax_error(&e),
+            });
         }
-        serde_path_to_error::deserialize(value).map_err(|e| {
-            let path = e.path().to_string();
-            let path = if path == "." { String::new() } else { path };
-            ConfigError::new(path, e.into_inner().to_string())
-        })
+        let mut de = serde_json::Deserializer::from_str(text);
+        let config: Config = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            if e.inner().is_syntax() || e.inner().is_eof() {
+                return syntax_error(e.inner());
+            }
+            let mut path = e.path().to_string();
+            if path == "." {
+                path.clear();
+            }
+            let message = strip_position(&e.into_inner().to_string());
+            // serde names the object, not the key given twice: point at the key itself.
+            if let Some(key) = message.strip_prefix("duplicate field `").and_then(|rest| rest.split('`').next()) {
+                path = if path.is_empty() { key.to_string() } else { format!("{path}.{key}") };
+                return ConfigError::new(path, format!("given twice; keep one `{key}`"));
+            }
+            ConfigError::new(path, message)
+        })?;
+        de.end().map_err(|e| syntax_error(&e))?;
+        Ok(config)
     }
 
     /// The config as pretty JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a Config always serializes")
     }
+}
+
+fn syntax_error(e: &serde_json::Error) -> ConfigError {
+    let what = if e.is_eof() { "unexpected end of input".to_string() } else { strip_position(&e.to_string()) };
+    ConfigError::new("", format!("invalid JSON at line {}, column {}: {what}", e.line(), e.column()))
 }
 
 /// serde_json appends " at line L column C"; the path already says where, so drop it.

@@ -113,11 +113,14 @@ pub struct SweepRun {
     outcomes: Vec<Outcome>,
 }
 
-/// Checks sweep loads: each within [`check_offered_load`](crate::scenario::check_offered_load)'s
-/// range, at most 1000 of them.
+/// The most load points one sweep takes: each is a whole run.
+pub const MAX_LOADS: usize = 1000;
+
+/// Checks a sweep's loads: at most [`MAX_LOADS`], each within
+/// [`check_offered_load`](crate::scenario::check_offered_load)'s range.
 pub fn load_check(loads: &[f64]) -> Result<(), ConfigError> {
-    if loads.len() > 1000 {
-        return Err(ConfigError::new("loads", format!("at most 1000 load points, got {}", loads.len())));
+    if loads.len() > MAX_LOADS {
+        return Err(ConfigError::new("loads", format!("at most {MAX_LOADS} load points, got {}", loads.len())));
     }
     for (i, &load) in loads.iter().enumerate() {
         crate::scenario::check_offered_load(&format!("loads[{i}]"), load)?;

@@ -111,6 +111,10 @@ fn bad_configs_name_the_field() {
             "engine.kv_cache_tokens",
             "can never fit",
         ),
+        // A key given twice: the last one must not win silently.
+        (r#"{"engine": {"max_num_seqs": 8, "max_num_seqs": 256}}"#, "engine.max_num_seqs", "given twice"),
+        (r#"{"seed": 1, "seed": 2}"#, "seed", "given twice"),
+        (r#"{"engine": {"max_num_seq": 1}}"#, "engine.max_num_seq", "unknown field `max_num_seq`"),
     ];
     assert!(rows.len() >= 15);
     for (json, path, phrase) in rows {
@@ -133,6 +137,14 @@ fn json_syntax_errors_give_line_and_column() {
     }
     let e = Config::from_json("{} {}").unwrap_err();
     assert!(e.to_string().contains("trailing characters"), "{e}");
+}
+
+#[test]
+fn a_utf8_byte_order_mark_is_skipped() {
+    let c = Config::from_json("\u{feff}{\"seed\": 7}").unwrap();
+    assert_eq!(c.seed, 7);
+    let e = Config::from_json("\u{feff}[1]").unwrap_err();
+    assert!(e.to_string().contains("JSON object"), "{e}");
 }
 
 #[test]

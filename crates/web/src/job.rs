@@ -5,7 +5,8 @@ use kneelab_sim::sweep::{DEFAULT_ATTAINMENT_TARGET, SweepRun};
 use kneelab_sim::{Config, Slo};
 use wasm_bindgen::prelude::*;
 
-use crate::{config_from_js, js_error, to_js};
+use crate::boundary::{self, core as js_error};
+use crate::to_js;
 
 /// The same result as `sweep(config, loads)`, computed by repeated `step()` calls.
 #[wasm_bindgen]
@@ -19,8 +20,9 @@ pub struct SweepJob {
 impl SweepJob {
     /// Validates `config` (throws an `Error` naming the field) and the loads; runs nothing yet.
     #[wasm_bindgen(constructor)]
-    pub fn new(config: JsValue, loads: Vec<f64>) -> Result<SweepJob, JsError> {
-        let mut config = config_from_js(&config)?;
+    pub fn new(config: JsValue, loads: JsValue) -> Result<SweepJob, JsError> {
+        let mut config = boundary::config(&config)?;
+        let loads = boundary::numbers(&loads, "loads", kneelab_sim::sweep::MAX_LOADS)?;
         // The sweep supplies the load; a config may leave the rate out.
         if config.load.rate_rps.is_none() && config.load.users.is_none() {
             config.load.offered_load.get_or_insert(1.0);

@@ -11,11 +11,11 @@ use kneelab_sim::{
     exposition, simulate_with_capacity,
 };
 use wasm_bindgen::prelude::*;
-use web_sys::HtmlCanvasElement;
 
+use crate::boundary::{self, core as js_error};
 use crate::charts::{self, Marker};
 use crate::readouts::{self, PointView};
-use crate::{config_from_js, js_error, to_js};
+use crate::to_js;
 
 /// Requests traced for the timeline chart.
 const TRACED: u32 = 6;
@@ -78,7 +78,7 @@ impl Lab {
     /// on bad input, and then keeps the previous config.
     #[wasm_bindgen(js_name = setConfig)]
     pub fn set_config(&mut self, config: JsValue) -> Result<(), JsError> {
-        let mut config = config_from_js(&config)?;
+        let mut config = boundary::config(&config)?;
         config.load = LoadConfig { offered_load: Some(1.0), rate_rps: None, users: None, ..config.load };
         config.validate().map_err(js_error)?;
         // What the capacity and the curves depend on: everything but the load and the SLOs...
@@ -102,7 +102,8 @@ impl Lab {
     /// Sets the offered load as a fraction of capacity (0 = no traffic; otherwise within the
     /// core's range, so a vanishing load is an error naming the field, not an endless run).
     #[wasm_bindgen(js_name = setLoad)]
-    pub fn set_load(&mut self, load: f64) -> Result<(), JsError> {
+    pub fn set_load(&mut self, load: JsValue) -> Result<(), JsError> {
+        let load = boundary::number(&load, "load.offered_load")?;
         if load != 0.0 {
             kneelab_sim::scenario::check_offered_load("load.offered_load", load).map_err(js_error)?;
         }
@@ -205,13 +206,15 @@ impl Lab {
 
     /// The current run as vLLM's `/metrics` would show it (Prometheus text).
     #[wasm_bindgen(js_name = metricsText)]
-    pub fn metrics_text(&self, model_name: &str) -> String {
-        self.current_point().map(|p| exposition::prometheus_text(&p.outcome, model_name)).unwrap_or_default()
+    pub fn metrics_text(&self, model_name: JsValue) -> Result<String, JsError> {
+        let model_name = boundary::string(&model_name, "model_name")?;
+        Ok(self.current_point().map(|p| exposition::prometheus_text(&p.outcome, &model_name)).unwrap_or_default())
     }
 
     /// Draws TTFT p50/p99 against load; returns false if the canvas is not laid out.
     #[wasm_bindgen(js_name = drawLatency)]
-    pub fn draw_latency(&mut self, canvas: &HtmlCanvasElement, dark: bool) -> Result<bool, JsError> {
+    pub fn draw_latency(&mut self, canvas: JsValue, dark: JsValue) -> Result<bool, JsError> {
+        let (canvas, dark) = (boundary::canvas(&canvas, "canvas")?, boundary::boolean(&dark, "dark")?);
         let (marker, slo) = (self.marker(), self.slo());
         // In a closed loop, the open loop's finished curve stays in view for comparison.
         if self.mode()? == LoadMode::Closed && self.assembled_open.is_none() {
@@ -224,38 +227,42 @@ impl Lab {
             LoadMode::Open => None,
         };
         let data = charts::latency_data(self.assembled.as_ref(), compare, marker, slo.ttft_s);
-        charts::draw_on(canvas, dark, |area, style| kneelab_plot::latency::draw(area, &data, style))
+        charts::draw_on(&canvas, dark, |area, style| kneelab_plot::latency::draw(area, &data, style))
     }
 
     /// Draws throughput and goodput against load.
     #[wasm_bindgen(js_name = drawThroughput)]
-    pub fn draw_throughput(&mut self, canvas: &HtmlCanvasElement, dark: bool) -> Result<bool, JsError> {
+    pub fn draw_throughput(&mut self, canvas: JsValue, dark: JsValue) -> Result<bool, JsError> {
+        let (canvas, dark) = (boundary::canvas(&canvas, "canvas")?, boundary::boolean(&dark, "dark")?);
         let marker = self.marker();
         let data = charts::throughput_data(self.sweep(), marker);
-        charts::draw_on(canvas, dark, |area, style| kneelab_plot::throughput::draw(area, &data, style))
+        charts::draw_on(&canvas, dark, |area, style| kneelab_plot::throughput::draw(area, &data, style))
     }
 
     /// Draws `num_requests_running` and `num_requests_waiting` over the current run.
     #[wasm_bindgen(js_name = drawQueue)]
-    pub fn draw_queue(&self, canvas: &HtmlCanvasElement, dark: bool) -> Result<bool, JsError> {
+    pub fn draw_queue(&self, canvas: JsValue, dark: JsValue) -> Result<bool, JsError> {
+        let (canvas, dark) = (boundary::canvas(&canvas, "canvas")?, boundary::boolean(&dark, "dark")?);
         let seqs = self.config.as_ref().map_or(0, |c| c.engine.max_num_seqs);
         let data = match self.current_point() {
             Some(p) => charts::queue_data(&p.outcome.series, p.outcome.end_s, seqs),
             None => charts::queue_data(&[], 0.0, seqs),
         };
-        charts::draw_on(canvas, dark, |area, style| kneelab_plot::queue::draw(area, &data, style))
+        charts::draw_on(&canvas, dark, |area, style| kneelab_plot::queue::draw(area, &data, style))
     }
 
     /// Draws the two clocks: a few requests' queue wait, prefill and token drip.
     #[wasm_bindgen(js_name = drawTimeline)]
-    pub fn draw_timeline(&self, canvas: &HtmlCanvasElement, dark: bool) -> Result<bool, JsError> {
+    pub fn draw_timeline(&self, canvas: JsValue, dark: JsValue) -> Result<bool, JsError> {
+        let (canvas, dark) = (boundary::canvas(&canvas, "canvas")?, boundary::boolean(&dark, "dark")?);
         let data = charts::timeline_data(self.current_point().map(|p| &p.outcome.traces[..]).unwrap_or_default());
-        charts::draw_on(canvas, dark, |area, style| kneelab_plot::timeline::draw(area, &data, style))
+        charts::draw_on(&canvas, dark, |area, style| kneelab_plot::timeline::draw(area, &data, style))
     }
 
     /// Draws goodput against the TTFT SLO at the current load (TPOT SLO held).
     #[wasm_bindgen(js_name = drawGoodputSlo)]
-    pub fn draw_goodput_slo(&self, canvas: &HtmlCanvasElement, dark: bool) -> Result<bool, JsError> {
+    pub fn draw_goodput_slo(&self, canvas: JsValue, dark: JsValue) -> Result<bool, JsError> {
+        let (canvas, dark) = (boundary::canvas(&canvas, "canvas")?, boundary::boolean(&dark, "dark")?);
         let slo = self.slo();
         let mut data = kneelab_plot::goodput_slo::GoodputSloData::default();
         if let Some(p) = self.current_point() {
@@ -269,7 +276,7 @@ impl Lab {
             }
             data.current_slo_s = Some(slo.ttft_s);
         }
-        charts::draw_on(canvas, dark, |area, style| kneelab_plot::goodput_slo::draw(area, &data, style))
+        charts::draw_on(&canvas, dark, |area, style| kneelab_plot::goodput_slo::draw(area, &data, style))
     }
 }
 

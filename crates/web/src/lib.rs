@@ -6,10 +6,10 @@
 //! screen's pixel density. It holds no simulation logic.
 
 use kneelab_sim::sweep::{self, SweepOptions};
-use kneelab_sim::{Config, ConfigError};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
+mod boundary;
 mod charts;
 mod job;
 mod lab;
@@ -33,53 +33,47 @@ pub fn version() -> String {
 /// Runs one config (the CLI's `kneelab run`) and returns its Summary.
 #[wasm_bindgen]
 pub fn simulate(config: JsValue) -> Result<JsValue, JsError> {
-    let config = config_from_js(&config)?;
-    config.validate().map_err(js_error)?;
-    to_js(&kneelab_sim::simulate(&config).map_err(js_error)?)
+    let config = boundary::config(&config)?;
+    config.validate().map_err(boundary::core)?;
+    to_js(&kneelab_sim::simulate(&config).map_err(boundary::core)?)
 }
 
 /// Sweeps offered load (the CLI's `kneelab sweep`); `loads` defaults to 0.1, 0.15, ..., 1.2.
 #[wasm_bindgen]
-pub fn sweep(config: JsValue, loads: Option<Vec<f64>>) -> Result<JsValue, JsError> {
-    let config = config_from_js(&config)?;
-    let loads = match loads {
-        Some(loads) => loads,
-        None => sweep::load_grid(0.1, 1.2, 0.05).map_err(js_error)?,
+pub fn sweep(config: JsValue, loads: JsValue) -> Result<JsValue, JsError> {
+    let config = boundary::config(&config)?;
+    let loads = if loads.is_undefined() || loads.is_null() {
+        sweep::load_grid(0.1, 1.2, 0.05).map_err(boundary::core)?
+    } else {
+        boundary::numbers(&loads, "loads", sweep::MAX_LOADS)?
     };
-    to_js(&sweep::sweep(&config, &loads, SweepOptions::default()).map_err(js_error)?)
+    to_js(&sweep::sweep(&config, &loads, SweepOptions::default()).map_err(boundary::core)?)
 }
 
 /// Little's Law sizing (the CLI's `kneelab size`).
 #[wasm_bindgen]
 pub fn size(
-    max_num_seqs: f64,
-    latency_s: f64,
-    peak_qps: f64,
-    knee_qps: Option<f64>,
-    saturation_qps: Option<f64>,
+    max_num_seqs: JsValue,
+    latency_s: JsValue,
+    peak_qps: JsValue,
+    knee_qps: JsValue,
+    saturation_qps: JsValue,
 ) -> Result<JsValue, JsError> {
-    to_js(&kneelab_sim::size(max_num_seqs, latency_s, peak_qps, knee_qps, saturation_qps).map_err(js_error)?)
+    let sizing = kneelab_sim::size(
+        boundary::number(&max_num_seqs, "max_num_seqs")?,
+        boundary::number(&latency_s, "latency_s")?,
+        boundary::number(&peak_qps, "peak_qps")?,
+        boundary::optional_number(&knee_qps, "knee_qps")?,
+        boundary::optional_number(&saturation_qps, "saturation_qps")?,
+    );
+    to_js(&sizing.map_err(boundary::core)?)
 }
 
-/// Parses (without validating) a config given as a JS object, naming the field of any error
-/// (`engine.max_num_seqs: invalid type: ...`) as the CLI does.
-///
-/// The object is read directly rather than through JSON text: serde_json would add about 35 KB
-/// to the page for no gain.
-pub(crate) fn config_from_js(value: &JsValue) -> Result<Config, JsError> {
-    if !value.is_object() || js_sys::Array::is_array(value) {
-        return Err(JsError::new("config: expected an object ({ engine, cost, workload, load, slo, run })"));
-    }
-    serde_path_to_error::deserialize(serde_wasm_bindgen::Deserializer::from(value.clone())).map_err(|e| {
-        let path = e.path().to_string();
-        let message = e.into_inner().to_string();
-        JsError::new(&if path == "." { message } else { format!("{path}: {message}") })
-    })
-}
-
-/// A core error as a JS `Error` whose message starts with the field path.
-pub(crate) fn js_error(e: ConfigError) -> JsError {
-    JsError::new(&e.to_string())
+/// Traps the module on purpose, as a bug in it would: the browser suite calls it to check that
+/// every lab on the page says so and recovers on its own.
+#[wasm_bindgen(js_name = crashForTest)]
+pub fn crash_for_test() {
+    panic!("crashForTest: the module was asked to trap");
 }
 
 /// Serialises to plain JS objects (maps as objects, `None` as `null`), like the CLI's JSON.
