@@ -49,6 +49,14 @@ pub fn run(args: &RunArgs) -> Result<String, CliError> {
             loaded.source, summary.requests_completed
         ));
     }
+    if !summary.truncated
+        && let Some(reason) = summary.unsteady_reason()
+    {
+        warn(&format!(
+            "{}: not steady state (steady_state: false): {reason}; treat its means and littles_law with care",
+            loaded.source
+        ));
+    }
     let json = if args.compact { serde_json::to_string(&summary) } else { serde_json::to_string_pretty(&summary) };
     json.map(|j| j + "\n").map_err(|e| CliError::input(format!("cannot print the summary as JSON: {e}")))
 }

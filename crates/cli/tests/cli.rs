@@ -214,6 +214,48 @@ fn edge_loads_end_with_a_named_error_or_a_bounded_result() {
 }
 
 #[test]
+fn a_byte_order_mark_is_accepted() {
+    let with_bom = ok(&["run", "--compact", "-"], Some("\u{feff}{\"run\": {\"requests\": 300}}"));
+    let without = ok(&["run", "--compact", "-"], Some("{\"run\": {\"requests\": 300}}"));
+    assert_eq!(with_bom, without);
+}
+
+/// A short closed loop once reported a Little's Law error of 194% with no word of warning.
+#[test]
+fn a_run_not_in_steady_state_says_so() {
+    let short = r#"{"load":{"mode":"closed","users":200,"think_time_s":1},"run":{"requests":20,"warmup_requests":0}}"#;
+    let out = kneelab(&["run", "-"], Some(short));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let summary = json(&stdout(&out));
+    assert_eq!(summary["steady_state"], Value::Bool(false));
+    assert!(num(&summary, "littles_law.rel_error").abs() > 0.5, "the repro's error is large");
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("not steady state") && err.contains("only 20 measured requests"), "{err}");
+    // Overload: the queue grows for as long as the run lasts.
+    let over = r#"{"workload":{"preset":"rag"},"load":{"mode":"open","offered_load":1.15},"run":{"requests":3000}}"#;
+    let out = kneelab(&["run", "-"], Some(over));
+    assert_eq!(json(&stdout(&out))["steady_state"], Value::Bool(false));
+    assert!(stderr(&out).contains("overloaded"), "{}", stderr(&out));
+    // A long run below the knee is steady, and silent.
+    let out = kneelab(&["run", "examples/rag.json"], None);
+    assert_eq!(json(&stdout(&out))["steady_state"], Value::Bool(true));
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+}
+
+/// Inter-token gaps past the histogram's top (about 10,142 s) were once clamped to it.
+#[test]
+fn itl_percentiles_are_exact_past_the_histogram_top() {
+    // Each decode step reads a 10,000-token context at 1 s a token: 11,001 s, then 11,002 s.
+    let slow = r#"{"cost":{"model":"linear","step_ms":1000000,"per_token_ms":0,"per_context_token_ms":1000},
+      "workload":{"prompt_tokens":{"dist":"fixed","value":10000},"output_tokens":{"dist":"fixed","value":4}},
+      "load":{"mode":"open","rate_rps":1e-6},"run":{"requests":3,"warmup_requests":0}}"#;
+    let summary = json(&stdout(&kneelab_bounded(&["run", "-"], Some(slow))));
+    assert_eq!(num(&summary, "itl_s.p50"), 11_001.0);
+    assert_eq!(num(&summary, "itl_s.p99"), 11_002.0);
+}
+
+#[test]
 fn usage_errors_are_one_line_with_exit_code_2() {
     // (args, phrase): clap once printed 5-23 lines of usage for these.
     let rows: &[(&[&str], &str)] = &[
@@ -398,6 +440,8 @@ fn bad_configs_fail_with_one_line_naming_the_field() {
         ("-", Some(r#"{"cost": {"model": "roofline", "preset": "llama-9"}}"#), "cost.preset"),
         ("-", Some(r#"{"run": {"requests": 10, "warmup_requests": 10}}"#), "run.warmup_requests"),
         ("-", Some(r#"{"load": {"mode": "open", "rate_rps": 1, "offered_load": 0.5}}"#), "load.offered_load"),
+        // A key given twice once kept the last value without a word.
+        ("-", Some(r#"{"engine": {"max_num_seqs": 8, "max_num_seqs": 256}}"#), "engine.max_num_seqs: given twice"),
     ];
     for (config, stdin, phrase) in rows {
         fails(&["run", config], *stdin, phrase);

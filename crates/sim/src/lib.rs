@@ -56,7 +56,9 @@ pub use scenario::{Load, Scenario, Slo};
 pub use simulation::{Options, Simulation};
 pub use sizing::{Sizing, size};
 pub use stats::Stat;
-pub use summary::{FinalState, Goodput, LittlesLaw, Outcome, Summary};
+pub use summary::{
+    FinalState, Goodput, LittlesLaw, Outcome, STEADY_MAX_LITTLE_ERROR, STEADY_MIN_KEEP_UP, STEADY_MIN_REQUESTS, Summary,
+};
 pub use sweep::{Knee, Saturation, Sweep, SweepOptions, SweepPoint, SweepRun, sweep};
 
 /// Validates `config`, measures the replica's capacity, runs it and summarises.

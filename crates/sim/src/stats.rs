@@ -1,5 +1,5 @@
 //! Summary statistics: exact percentiles by selection (no full sort) and a fine log histogram for
-//! samples too numerous to keep (inter-token latencies).
+//! samples too numerous to keep (inter-token latencies), exact past its top.
 
 use serde::{Deserialize, Serialize};
 
@@ -51,12 +51,52 @@ fn percentile_prefix(values: &mut [f64], n: usize, q: f64) -> f64 {
     lo_value + frac * (hi_value - lo_value)
 }
 
-/// A histogram with geometric bins of about 1% relative width, from 1 µs to 10,000 s.
+/// A histogram with geometric bins of about 1% relative width, from 1 µs to about 10,000 s.
+/// Samples past the top bin (only absurd step times make them) are kept exactly, as ramps, so no
+/// percentile is ever clamped to the top.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LogHistogram {
     counts: Vec<u64>,
     total: u64,
     sum: f64,
+    /// Samples at or past [`top`](Self::top), as `first, first + step, ...` ramps.
+    over: Vec<Ramp>,
+    over_total: u64,
+}
+
+/// `len` values `first + step x j`, each `multiplicity` times.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Ramp {
+    first: f64,
+    step: f64,
+    len: u64,
+    multiplicity: u64,
+}
+
+impl Ramp {
+    fn value(&self, j: u64) -> f64 {
+        self.first + self.step * j as f64
+    }
+
+    /// Samples of this ramp at or below `x`.
+    fn count_le(&self, x: f64) -> u64 {
+        let n = if x < self.first {
+            0
+        } else if self.step <= 0.0 {
+            self.len
+        } else {
+            let mut k = (((x - self.first) / self.step).floor() as u64).saturating_add(1).min(self.len);
+            // Settle rounding at the edges against the values themselves.
+            while k > 0 && self.value(k - 1) > x {
+                k -= 1;
+            }
+            while k < self.len && self.value(k) <= x {
+                k += 1;
+            }
+            k
+        };
+        n * self.multiplicity
+    }
 }
 
 const LOG_LO: f64 = 1e-6;
@@ -69,7 +109,7 @@ static LOWER_EDGES: std::sync::LazyLock<Vec<f64>> =
 
 impl Default for LogHistogram {
     fn default() -> Self {
-        LogHistogram { counts: vec![0; LOG_BINS], total: 0, sum: 0.0 }
+        LogHistogram { counts: vec![0; LOG_BINS], total: 0, sum: 0.0, over: Vec::new(), over_total: 0 }
     }
 }
 
@@ -93,9 +133,18 @@ impl LogHistogram {
         LOWER_EDGES[i.min(LOG_BINS)]
     }
 
+    /// The upper edge of the top bin: samples from here up are kept exactly.
+    pub fn top() -> f64 {
+        Self::lower_edge(LOG_BINS)
+    }
+
     /// Adds `count` samples of value `v`.
     pub fn add(&mut self, v: f64, count: u64) {
         if count == 0 {
+            return;
+        }
+        if v >= Self::top() {
+            self.add_over(Ramp { first: v, step: 0.0, len: 1, multiplicity: count });
             return;
         }
         self.counts[Self::bin(v)] += count;
@@ -114,6 +163,14 @@ impl LogHistogram {
             return;
         }
         let last = first + step * (len - 1) as f64;
+        if last >= Self::top() {
+            // Split: the part below the top into bins, the rest exactly.
+            let ramp = Ramp { first, step, len, multiplicity };
+            let below = ramp.count_le(Self::top().next_down()) / multiplicity;
+            self.add_over(Ramp { first: ramp.value(below), step, len: len - below, multiplicity });
+            self.add_ramp(first, step, below, multiplicity);
+            return;
+        }
         self.total += len * multiplicity;
         self.sum += (first + last) / 2.0 * (len * multiplicity) as f64;
         let (mut bin, last_bin) = (Self::bin(first), Self::bin(last));
@@ -127,6 +184,14 @@ impl LogHistogram {
             bin += 1;
         }
         self.counts[last_bin] += (len - done) * multiplicity;
+    }
+
+    fn add_over(&mut self, ramp: Ramp) {
+        let n = ramp.len * ramp.multiplicity;
+        self.total += n;
+        self.over_total += n;
+        self.sum += (ramp.first + ramp.value(ramp.len - 1)) / 2.0 * n as f64;
+        self.over.push(ramp);
     }
 
     /// Number of samples.
@@ -149,8 +214,12 @@ impl LogHistogram {
         Stat { count: self.total, mean: self.sum / self.total as f64, p50: q(0.5), p90: q(0.9), p99: q(0.99) }
     }
 
-    /// The value of the `rank`-th smallest sample (0-based), to bin resolution.
+    /// The value of the `rank`-th smallest sample (0-based), to bin resolution (exact past the top).
     fn value_at_rank(&self, rank: u64) -> f64 {
+        let binned = self.total - self.over_total;
+        if rank >= binned {
+            return self.exact_at_rank(rank - binned);
+        }
         let mut seen = 0;
         for (i, &c) in self.counts.iter().enumerate() {
             seen += c;
@@ -161,14 +230,37 @@ impl LogHistogram {
         Self::lower_edge(LOG_BINS - 1)
     }
 
+    /// The `rank`-th smallest sample past the top: the least value `x` of the kept ramps with
+    /// more than `rank` samples at or below it, found by bisection over the ordered bits of
+    /// positive floats (at most 64 rounds, each linear in the ramps).
+    fn exact_at_rank(&self, rank: u64) -> f64 {
+        let below = |x: f64| self.over.iter().map(|r| r.count_le(x)).sum::<u64>();
+        let (mut lo, mut hi) = (Self::top().to_bits(), f64::MAX.to_bits());
+        if below(f64::from_bits(lo)) > rank {
+            return f64::from_bits(lo);
+        }
+        // Invariant: below(lo) <= rank < below(hi).
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if below(f64::from_bits(mid)) > rank {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        f64::from_bits(hi)
+    }
+
     /// Samples at or below `le` (bins are attributed by their centre), for Prometheus buckets.
     pub fn count_le(&self, le: f64) -> u64 {
-        self.counts
+        let binned: u64 = self
+            .counts
             .iter()
             .enumerate()
             .take_while(|(i, _)| Self::lower_edge(*i) * LOG_RATIO.sqrt() <= le)
             .map(|(_, c)| c)
-            .sum()
+            .sum();
+        binned + self.over.iter().map(|r| r.count_le(le)).sum::<u64>()
     }
 
     /// Sum of all samples.
@@ -221,6 +313,34 @@ mod tests {
             assert!((x / y - 1.0).abs() < 0.01, "{x} vs {y}");
         }
         assert!((a.mean / b.mean - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn past_the_top_percentiles_are_exact() {
+        // Gaps of hours (a step time no real engine has), beside ordinary ones.
+        let top = LogHistogram::top();
+        let mut h = LogHistogram::default();
+        let mut exact = Vec::new();
+        for (first, step, len, mult) in [(0.01, 0.0, 10u64, 1u64), (top * 0.999, top * 0.01, 40, 2), (3e4, 7.5, 25, 1)]
+        {
+            h.add_ramp(first, step, len, mult);
+            for j in 0..len {
+                for _ in 0..mult {
+                    exact.push(first + step * j as f64);
+                }
+            }
+        }
+        h.add(5e7, 3);
+        exact.extend([5e7; 3]);
+        let (a, b) = (h.stat(), stat_of(&mut exact.clone()));
+        assert_eq!(a.count, b.count);
+        assert_eq!(a.p99, b.p99, "p99 past the top");
+        assert_eq!(a.p90, b.p90, "p90 past the top");
+        assert!(a.p99 > 10_142.0 * 4.0, "not clamped to the top: {}", a.p99);
+        assert!((a.mean / b.mean - 1.0).abs() < 1e-12);
+        // Prometheus buckets count the exact samples too.
+        let at_most = exact.iter().filter(|&&v| v <= 4e4).count() as u64;
+        assert_eq!(h.count_le(4e4), at_most);
     }
 
     #[test]

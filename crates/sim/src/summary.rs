@@ -79,6 +79,51 @@ pub struct Summary {
     pub slo_tpot_ms: f64,
     /// Whether a work cap stopped the run early (statistics cover what completed).
     pub truncated: bool,
+    /// Whether the run looks like steady state, so its means and Little's Law can be trusted:
+    /// not truncated, at least [`STEADY_MIN_REQUESTS`] measured, Little's Law within
+    /// [`STEADY_MAX_LITTLE_ERROR`], and (open loop) completions keeping up with arrivals.
+    /// [`Summary::unsteady_reason`] says why not.
+    pub steady_state: bool,
+}
+
+/// The fewest measured requests a run needs to count as steady.
+pub const STEADY_MIN_REQUESTS: u64 = 200;
+/// The largest Little's Law error (`|l / (lambda w) - 1|`) of a steady run.
+pub const STEADY_MAX_LITTLE_ERROR: f64 = 0.1;
+/// An open loop is overloaded (its queue grows for ever) when completions fall below this share
+/// of the arrival rate.
+pub const STEADY_MIN_KEEP_UP: f64 = 0.95;
+
+impl Summary {
+    /// Why this run is not steady state, in words (for warnings), or `None` if it is.
+    pub fn unsteady_reason(&self) -> Option<String> {
+        if self.truncated {
+            return Some("a work cap stopped it early".into());
+        }
+        if self.requests_completed < STEADY_MIN_REQUESTS {
+            return Some(format!(
+                "only {} measured requests (steady state needs at least {STEADY_MIN_REQUESTS}; raise run.requests)",
+                self.requests_completed
+            ));
+        }
+        if let Some(rate) = self.offered_rate_rps.filter(|&r| r > 0.0) {
+            let keep_up = self.throughput_rps / rate;
+            if keep_up < STEADY_MIN_KEEP_UP {
+                return Some(format!(
+                    "overloaded: completions are {:.0}% of arrivals, so the queue grows for as long as it runs",
+                    keep_up * 100.0
+                ));
+            }
+        }
+        let error = self.littles_law.rel_error;
+        if error.is_nan() || error.abs() > STEADY_MAX_LITTLE_ERROR {
+            return Some(format!(
+                "Little's Law is off by {:.0}% over the measured window (raise run.requests or run.warmup_requests)",
+                error * 100.0
+            ));
+        }
+        None
+    }
 }
 
 /// Everything one run produced: the summary plus what the page draws and re-judges.
@@ -173,7 +218,9 @@ impl Outcome {
             slo_ttft_ms: scenario.slo.ttft_s * 1e3,
             slo_tpot_ms: scenario.slo.tpot_s * 1e3,
             truncated,
+            steady_state: false,
         };
+        let summary = Summary { steady_state: summary.unsteady_reason().is_none(), ..summary };
         let (running, waiting, kv_used) = rec.state();
         let final_state = FinalState {
             num_requests_running: running,
