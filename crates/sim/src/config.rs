@@ -410,7 +410,12 @@ impl Config {
         let mut de = serde_json::Deserializer::from_str(text);
         let config: Config = serde_path_to_error::deserialize(&mut de).map_err(|e| {
             if e.inner().is_syntax() || e.inner().is_eof() {
-                return syntax_error(e.inner());
+                // serde_json calls some type errors syntax errors (a number where an enum's
+                // word goes): if the text is valid JSON, find the field through a parsed value.
+                return match serde_json::from_str::<serde_json::Value>(text) {
+                    Ok(value) => type_error(value),
+                    Err(e) => syntax_error(&e),
+                };
             }
             let mut path = e.path().to_string();
             if path == "." {
@@ -431,6 +436,17 @@ impl Config {
     /// The config as pretty JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a Config always serializes")
+    }
+}
+
+/// The error of deserializing a parsed value, with its field path.
+fn type_error(value: serde_json::Value) -> ConfigError {
+    match serde_path_to_error::deserialize::<_, Config>(value) {
+        Ok(_) => ConfigError::new("", "the config could not be read"),
+        Err(e) => {
+            let path = e.path().to_string();
+            ConfigError::new(if path == "." { String::new() } else { path }, e.into_inner().to_string())
+        }
     }
 }
 

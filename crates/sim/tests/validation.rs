@@ -114,6 +114,9 @@ fn bad_configs_name_the_field() {
         // A key given twice: the last one must not win silently.
         (r#"{"engine": {"max_num_seqs": 8, "max_num_seqs": 256}}"#, "engine.max_num_seqs", "given twice"),
         (r#"{"seed": 1, "seed": 2}"#, "seed", "given twice"),
+        // serde_json calls a number where a word goes a syntax error; it is a wrong type.
+        (r#"{"cost": {"model": 5}}"#, "cost.model", "invalid type: integer `5`"),
+        (r#"{"load": {"mode": 1.7976931348623157e308}}"#, "load.mode", "invalid type"),
         (r#"{"engine": {"max_num_seq": 1}}"#, "engine.max_num_seq", "unknown field `max_num_seq`"),
     ];
     assert!(rows.len() >= 15);

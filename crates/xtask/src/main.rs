@@ -3,6 +3,7 @@
 //! Run `cargo xtask --help`. Each subcommand lives in its own module.
 
 mod bench;
+mod fuzz;
 mod serve;
 mod test;
 mod web;
@@ -32,6 +33,8 @@ enum Task {
     Test(test::Args),
     /// Run the simulation benchmark (crates/sim/examples/bench.rs) in release mode.
     Bench(bench::Args),
+    /// Fuzz the config schema: a million generated configs (crates/sim/tests/fuzz.rs), release mode.
+    Fuzz(fuzz::Args),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
         Task::Serve(args) => serve::run(&args),
         Task::Test(args) => test::run(&args),
         Task::Bench(args) => bench::run(&args),
+        Task::Fuzz(args) => fuzz::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
