@@ -302,8 +302,8 @@ struct Tally {
     by_field: Mutex<std::collections::BTreeMap<String, (u64, String)>>,
 }
 
-/// The invariants of a successful run.
-fn check(s: &Summary) -> Result<(), String> {
+/// The invariants of a successful run of `config`.
+fn check(config: &Config, s: &Summary) -> Result<(), String> {
     let stats =
         [("ttft_s", s.ttft_s), ("tpot_s", s.tpot_s), ("itl_s", s.itl_s), ("e2e_s", s.e2e_s), ("queue_s", s.queue_s)];
     for (name, st) in stats {
@@ -346,9 +346,17 @@ fn check(s: &Summary) -> Result<(), String> {
     }
     // Little's Law holds for any long, settled run of this engine, whatever its knobs: a loose
     // bound, checked only where the edge effects of a finite window are small.
+    // Very bursty arrivals (gamma shape below 0.5) leave clumps of unmeasured requests queued at
+    // the window's edges, so they are judged by the flag alone. The fuzzer found that: a shape
+    // of 0.1 gave a 44% error over 5,000 requests, which `steady_state: false` reports.
+    let smooth = config.load.burstiness.is_none_or(|b| b >= 0.5);
     let settled = !s.truncated
+        && smooth
         && s.requests_completed >= 2_000
         && s.offered_rate_rps.is_none_or(|rate| s.throughput_rps >= 0.98 * rate);
+    if s.steady_state && s.littles_law.rel_error.abs() > kneelab_sim::STEADY_MAX_LITTLE_ERROR {
+        return Err(format!("steady_state is true with Little's Law off by {:?}", s.littles_law));
+    }
     if settled && s.littles_law.rel_error.abs() > 0.25 {
         return Err(format!(
             "Little's Law off by {:.0}% on a long run: {:?}",
@@ -365,15 +373,16 @@ fn check(s: &Summary) -> Result<(), String> {
 fn one(text: &str, whole: bool, tally: &Tally) -> Result<(), TestCaseError> {
     #[allow(clippy::disallowed_methods, reason = "the fuzzer times whole runs; the simulation never reads a clock")]
     let started = Instant::now();
-    let result = catch_unwind(AssertUnwindSafe(|| {
+    let result = catch_unwind(AssertUnwindSafe(|| -> Result<(Config, Summary), kneelab_sim::ConfigError> {
         let config = Config::from_json(text)?;
         config.validate()?;
-        if whole {
-            simulate(&config)
+        let summary = if whole {
+            simulate(&config)?
         } else {
             let scenario = Scenario::new(&config)?;
-            Ok(Simulation::new(&scenario, Options::default()).run()?.summary)
-        }
+            Simulation::new(&scenario, Options::default()).run()?.summary
+        };
+        Ok((config, summary))
     }));
     let took = started.elapsed();
     {
@@ -399,10 +408,10 @@ fn one(text: &str, whole: bool, tally: &Tally) -> Result<(), TestCaseError> {
             prop_assert!(!message.is_empty() && !message.contains('\n'), "message {message:?}");
             Ok(())
         }
-        Ok(Ok(summary)) => {
+        Ok(Ok((config, summary))) => {
             tally.ran.fetch_add(1, Ordering::Relaxed);
             tally.ran_us.fetch_add(took.as_micros() as u64, Ordering::Relaxed);
-            check(&summary).map_err(TestCaseError::fail)
+            check(&config, &summary).map_err(TestCaseError::fail)
         }
     }
 }

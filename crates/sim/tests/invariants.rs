@@ -151,3 +151,16 @@ fn traces_are_consistent_timelines() {
     assert!(outcome.series.len() > 100);
     assert!(outcome.series.windows(2).all(|w| w[0].t_s <= w[1].t_s));
 }
+
+/// Found by the fuzzer: very bursty arrivals (gamma shape 0.1) leave clumps of unmeasured
+/// requests at the window's edges, and Little's Law is off by 44%; the run must say it is not
+/// steady rather than pass its numbers off as such.
+#[test]
+fn very_bursty_arrivals_are_reported_as_not_steady() {
+    let json = r#"{"cost":{"hbm_gb_s":100.00000000000004,"kv_bytes_per_token":999.9999999999998,"min_step_ms":1.0,"model":"roofline","preset":"llama-3-8b-h100"},"engine":{"block_size_tokens":7,"chunked_prefill":false,"kv_cache_tokens":923657,"max_num_batched_tokens":11645,"max_num_seqs":612},"load":{"burstiness":0.10205413538707478,"mode":"open","rate_rps":10.11964057370246},"seed":10010416885236511364,"slo":{"tpot_ms":1.0,"ttft_ms":1.0},"workload":{"preset":"rag"}}"#;
+    let config = Config::from_json(json).unwrap();
+    let summary = kneelab_sim::simulate(&config).unwrap();
+    assert!(summary.littles_law.rel_error.abs() > 0.3, "{:?}", summary.littles_law);
+    assert!(!summary.steady_state);
+    assert!(summary.unsteady_reason().unwrap().contains("Little's Law"), "{:?}", summary.unsteady_reason());
+}
