@@ -30,7 +30,8 @@ labSheet.replaceSync(`
 }
 * { box-sizing: border-box; }
 [hidden] { display: none !important; }
-.lab { display: grid; gap: 14px; }
+/* One column no wider than the host: nothing inside (a select, a message) may widen the lab. */
+.lab { display: grid; grid-template-columns: minmax(0, 1fr); gap: 14px; }
 .controls {
   display: grid;
   grid-template-columns: repeat(auto-fit, minmax(200px, 1fr));
@@ -56,7 +57,8 @@ select, input[type=number] {
 }
 input[aria-invalid=true] { border-color: var(--kl-bad); outline: 2px solid var(--kl-bad); outline-offset: 1px; }
 :focus-visible { outline: 3px solid var(--kl-accent); outline-offset: 2px; }
-.error { color: var(--kl-bad); font-size: 13px; margin: 0; min-height: 0; }
+/* Several messages go one to a line; a long value in one wraps rather than widening the lab. */
+.error { color: var(--kl-bad); font-size: 13px; margin: 0; min-height: 0; white-space: pre-line; overflow-wrap: anywhere; }
 .error:empty { display: none; }
 .mapping { grid-column: 1 / -1; }
 .readouts {
@@ -77,12 +79,12 @@ canvas { display: block; width: 100%; height: 270px; }
 figure.wide, figure[data-panel=queue] { grid-column: 1 / -1; }
 figure[data-panel=queue] canvas { height: 220px; }
 figure.wide canvas { height: 300px; }
-.status { font-size: 13.5px; color: var(--kl-muted); margin: 0; min-height: 1.45em; }
+.status { font-size: 13.5px; color: var(--kl-muted); margin: 0; min-height: 1.45em; overflow-wrap: anywhere; }
 .status[data-kind=error] { color: var(--kl-bad); font-weight: 600; }
 .status:empty { display: none; }
 .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 @container (max-width: 560px) {
-  .controls { grid-template-columns: 1fr 1fr; padding: 10px; gap: 8px 10px; }
+  .controls { grid-template-columns: repeat(2, minmax(0, 1fr)); padding: 10px; gap: 8px 10px; }
   .control.wide-sm { grid-column: 1 / -1; }
   canvas { height: 230px; }
   figure.wide canvas { height: 260px; }

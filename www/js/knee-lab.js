@@ -8,7 +8,12 @@
 // chunked-prefill (true | false), max-num-batched-tokens, slo-ttft-ms, slo-tpot-ms,
 // think-time-s, kv-cache-tokens, requests, seed; panels (latency throughput queue timeline
 // goodput), controls (load mode engine slo model) and metrics (readout names, see METRIC_LABELS)
-// pick what is shown.
+// pick what is shown. A value that cannot be read (empty, not a decimal number, out of range, an
+// unknown name) is an error on the page naming the attribute, and the setting keeps its last
+// good value; removing an attribute restores the default.
+//
+// The simulator is shared by every lab on the page. If it crashes (a trap in the wasm), each lab
+// says so, keeps its last charts, and restarts on a fresh instance with its current settings.
 //
 // Script API: `state` (get a copy / set a partial object), `readouts`, `sweep`, `sweepDone`,
 // `config()`, `metricsText()`, `idle()`, `ready`, `timings`. Events (bubbling, composed):
@@ -18,7 +23,7 @@
 // the current point, once per animation frame; any other change re-measures the replica and
 // re-sweeps the curves one load point per task, so input is handled between points.
 
-import { loadKneelab } from './wasm.js';
+import { discardKneelab, isTrap, kneelabEvents, kneelabGeneration, loadKneelab } from './wasm.js';
 import { formatMetric, formatPercent, formatRate, formatSeconds } from './format.js';
 import { labSheet } from './knee-lab-style.js';
 
@@ -43,6 +48,7 @@ export const BUDGETS = [256, 512, 1024, 2048, 4096, 8192];
  * smaller card, a bigger model or a lower --gpu-memory-utilization leaves. */
 export const KV_CACHE_TOKENS = [50000, 100000, 200000, 440000];
 const ALL_PANELS = ['latency', 'throughput', 'queue', 'timeline', 'goodput'];
+const DEFAULT_PANELS = ['latency', 'throughput', 'queue'];
 const ALL_CONTROLS = ['load', 'mode', 'engine', 'slo', 'model'];
 /** Labels of the readouts a lab can show (`metrics` attribute); the first ten are the default. */
 export const METRIC_LABELS = {
@@ -104,21 +110,100 @@ export const DEFAULT_STATE = Object.freeze({
   seed: 42,
 });
 
+/** Longest attribute value read: a number, a name or a flag is far shorter. */
+const MAX_ATTRIBUTE_LENGTH = 200;
+/** How much of a bad value an error message shows. */
+const ECHO_LENGTH = 60;
+
+/** `text` cut to about `ECHO_LENGTH` characters (never inside a surrogate pair), with "…". */
+function clip(text) {
+  if (text.length <= ECHO_LENGTH) return text;
+  let end = ECHO_LENGTH;
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}…`;
+}
+
+/** An attribute value, trimmed, or an Error naming the attribute if it is empty or too long. */
+function attributeText(name, raw, want) {
+  const text = raw.trim();
+  if (text === '') throw new Error(`${name}: the value is empty; give ${want}`);
+  if (text.length > MAX_ATTRIBUTE_LENGTH) {
+    throw new Error(
+      `${name}: "${clip(text)}" is too long (${text.length.toLocaleString('en-US')} characters); give ${want}`,
+    );
+  }
+  return text;
+}
+
+// Plain decimal notation only: not hex (0x40), not Infinity or NaN, not an empty string
+// (`Number` would read all of those, the last as 0).
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+
+/** A finite decimal number in [min, max], or an Error naming the attribute. */
+const decimal = (min = -Infinity, max = Infinity, what = '') => (name, raw) => {
+  const text = attributeText(name, raw, 'a decimal number');
+  const value = Number(text);
+  if (!DECIMAL.test(text)) throw new Error(`${name}: "${clip(text)}" is not a decimal number`);
+  if (!Number.isFinite(value)) throw new Error(`${name}: ${clip(text)} is too large`);
+  if (value < min || value > max) throw new Error(`${name}: ${clip(text)} is outside ${what}${min} to ${max}`);
+  return value;
+};
+
+/** A whole number in [min, max], or an Error naming the attribute. */
+const whole = (min = -Infinity, max = Infinity) => (name, raw) => {
+  const value = decimal()(name, raw);
+  if (!Number.isInteger(value)) throw new Error(`${name}: ${clip(raw.trim())} is not a whole number`);
+  if (value < min || value > max) {
+    throw new Error(`${name}: ${clip(raw.trim())} is outside ${min.toLocaleString('en-US')} to ${max.toLocaleString('en-US')}`);
+  }
+  return value;
+};
+
+/** One of `choices` (case does not matter), or an Error naming the attribute and the choices. */
+const oneOf = (choices) => (name, raw) => {
+  const want = `one of ${choices.join(', ')}`;
+  const text = attributeText(name, raw, want).toLowerCase();
+  if (!choices.includes(text)) throw new Error(`${name}: "${clip(raw.trim())}" is not ${want}`);
+  return text;
+};
+
+/** A boolean attribute: present (empty), "true" or "1" is on; "false" or "0" is off. */
+function flag(name, raw) {
+  const text = raw.trim().toLowerCase();
+  if (text === '' || text === 'true' || text === '1') return true;
+  if (text === 'false' || text === '0') return false;
+  throw new Error(`${name}: "${clip(raw.trim())}" is not true or false (or 1 or 0)`);
+}
+
+/**
+ * Attribute -> the state key it sets, how its text is read (a value, or an Error naming the
+ * attribute), and the control whose alert shows that error (the general one if absent).
+ * Ranges the engine knows (SLOs, batch sizes, the lowest load) are left to it: its errors name
+ * the config field.
+ */
 const ATTRIBUTES = {
-  load: ['load', Number],
-  mode: ['mode', String],
-  workload: ['workload', String],
-  preset: ['preset', String],
-  'max-num-seqs': ['maxNumSeqs', Number],
-  'chunked-prefill': ['chunkedPrefill', (v) => v !== 'false' && v !== '0'],
-  'max-num-batched-tokens': ['maxNumBatchedTokens', Number],
-  'slo-ttft-ms': ['sloTtftMs', Number],
-  'slo-tpot-ms': ['sloTpotMs', Number],
-  'think-time-s': ['thinkTimeS', Number],
-  'kv-cache-tokens': ['kvCacheTokens', Number],
+  load: { key: 'load', parse: decimal(0, 1.2, 'the slider’s range, '), control: 'offered-load' },
+  mode: { key: 'mode', parse: oneOf(['open', 'closed']) },
+  workload: { key: 'workload', parse: oneOf(Object.keys(WORKLOADS)) },
+  preset: { key: 'preset', parse: oneOf(Object.keys(PRESETS)) },
+  'max-num-seqs': { key: 'maxNumSeqs', parse: whole(), control: 'max-num-seqs' },
+  'chunked-prefill': { key: 'chunkedPrefill', parse: flag },
+  'max-num-batched-tokens': { key: 'maxNumBatchedTokens', parse: whole(), control: 'max-num-batched-tokens' },
+  'slo-ttft-ms': { key: 'sloTtftMs', parse: decimal(), control: 'slo-ttft-ms' },
+  'slo-tpot-ms': { key: 'sloTpotMs', parse: decimal(), control: 'slo-tpot-ms' },
+  'think-time-s': { key: 'thinkTimeS', parse: decimal() },
+  'kv-cache-tokens': { key: 'kvCacheTokens', parse: whole(), control: 'kv-cache-tokens' },
   // Requests per simulated run: more is smoother but slower; kept where dragging stays fluid.
-  requests: ['requests', (v) => Math.min(20000, Math.max(500, Math.round(Number(v)) || DEFAULT_STATE.requests))],
-  seed: ['seed', Number],
+  requests: { key: 'requests', parse: whole(500, 20000) },
+  seed: { key: 'seed', parse: whole(0, Number.MAX_SAFE_INTEGER) },
+};
+
+/** The list attributes: what they may name, and what they show when absent. */
+const LISTS = {
+  panels: { all: ALL_PANELS, fallback: DEFAULT_PANELS },
+  controls: { all: ALL_CONTROLS, fallback: ALL_CONTROLS },
+  metrics: { all: Object.keys(METRIC_LABELS), fallback: DEFAULT_METRICS },
 };
 
 /** Which control shows the error for a config field. */
@@ -234,18 +319,35 @@ function template(id) {
 
 let instances = 0;
 
+/** Keeps the newest `max` entries of a timings list (a long session should not grow it forever). */
+function pushCapped(list, value, max = 1000) {
+  list.push(value);
+  if (list.length > max) list.splice(0, list.length - max);
+}
+
 export class KneeLab extends HTMLElement {
-  static observedAttributes = [...Object.keys(ATTRIBUTES), 'panels', 'controls', 'metrics'];
+  static observedAttributes = [...Object.keys(ATTRIBUTES), ...Object.keys(LISTS)];
 
   #state = { ...DEFAULT_STATE };
-  #panels = ['latency', 'throughput', 'queue'];
+  #panels = [...DEFAULT_PANELS];
   #controls = [...ALL_CONTROLS];
   #metrics = [...DEFAULT_METRICS];
   #lab = null;
+  /** The wasm instance (kneelabGeneration) `#lab` belongs to. */
+  #labGeneration = -1;
   #wasm = null;
   #readouts = {};
   #frame = 0;
-  #pointDirty = true;
+  #pointDirty = false;
+  /** True until the first config has been tried (and while the simulator loads). */
+  #starting = true;
+  /** True while a crashed simulator is being replaced. */
+  #restarting = false;
+  /** A state change made while disconnected, to apply on the next connect. */
+  #pendingApply = false;
+  /** Said before the sweep's progress after a restart, until that sweep is done. */
+  #restartNote = '';
+  #wired = false;
   #sweeping = false;
   #sweepGeneration = 0;
   #lastSweepDraw = 0;
@@ -254,9 +356,18 @@ export class KneeLab extends HTMLElement {
   #liveTimer = 0;
   #idleWaiters = [];
   #resize = null;
+  /** Error text by alert id (`general`, `offered-load`, ...), from the engine or the inputs. */
+  #errors = new Map();
+  /** Error text by attribute name, for attributes whose value could not be read. */
+  #attributeErrors = new Map();
   #ready;
+  #readySettled = false;
   #resolveReady;
   #rejectReady;
+  #onDark = () => this.#scheduleFrame();
+  #onDiscard = () => {
+    if (this.#lab && this.#labGeneration !== kneelabGeneration()) this.#restart();
+  };
   /** Measured latencies in ms: `input` (slider input to readout), `param` (change to all charts). */
   timings = { input: [], param: [] };
 
@@ -273,7 +384,11 @@ export class KneeLab extends HTMLElement {
     this.#ready.catch(() => {});
   }
 
-  /** Resolves once the simulator is loaded and the first point is drawn. */
+  /**
+   * Resolves once the simulator is loaded and the lab has drawn its first point, or shows why it
+   * cannot (a config the engine rejects: the error is on the page and the lab waits for a good
+   * one). Rejects if the simulator cannot be loaded at all.
+   */
   get ready() {
     return this.#ready;
   }
@@ -283,9 +398,18 @@ export class KneeLab extends HTMLElement {
     return { ...this.#state };
   }
 
-  /** Merges `partial` into the state and recomputes what it affects. */
+  /** Merges `partial` (some of the keys of `state`) into the state and recomputes what it affects. */
   set state(partial) {
-    this.#update(partial, { fromUser: false });
+    if (partial == null || typeof partial !== 'object' || Array.isArray(partial)) {
+      throw new TypeError(`state: expected an object of settings (${Object.keys(DEFAULT_STATE).join(', ')})`);
+    }
+    const unknown = Object.keys(partial).filter((k) => !(k in DEFAULT_STATE));
+    if (unknown.length > 0) {
+      throw new TypeError(
+        `state: unknown setting ${unknown.map((k) => `"${clip(k)}"`).join(', ')}; the settings are ${Object.keys(DEFAULT_STATE).join(', ')}`,
+      );
+    }
+    this.#update({ ...partial }, { fromUser: false });
   }
 
   /** The latest readouts, keyed by data-metric name, in the Summary's units. */
@@ -295,75 +419,131 @@ export class KneeLab extends HTMLElement {
 
   /** Whether the current mode's sweep (capacity and every load point) is complete. */
   get sweepDone() {
-    return Boolean(this.#lab) && !this.#sweeping && !this.#lab.sweepPending();
+    if (!this.#lab || this.#sweeping || this.#restarting) return false;
+    return !this.#call(() => this.#lab.sweepPending(), true);
   }
 
   /** The current mode's sweep (points, knee, saturation), or null before it has started. */
   get sweep() {
-    return this.#lab ? this.#lab.sweepResult() : null;
+    return this.#lab ? this.#call(() => this.#lab.sweepResult(), null) : null;
   }
 
   /** The current run as vLLM's /metrics text (Prometheus format). */
   metricsText() {
-    return this.#lab ? this.#lab.metricsText(PRESETS[this.#state.preset]?.model ?? 'model') : '';
+    const model = PRESETS[this.#state.preset]?.model ?? 'model';
+    return this.#lab ? this.#call(() => this.#lab.metricsText(model), '') : '';
   }
 
-  /** Resolves when no sweep or point is pending. */
+  /** Resolves when no sweep or point is pending (and no crashed simulator is being replaced). */
   idle() {
     if (this.#isIdle()) return Promise.resolve();
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
   attributeChangedCallback(name, _old, value) {
-    if (name === 'panels') {
-      this.#panels = (value ?? '').split(/\s+/).filter((p) => ALL_PANELS.includes(p));
-      this.#showParts();
-      this.#scheduleFrame();
-      return;
-    }
-    if (name === 'metrics') {
-      this.#metrics = (value ?? '').split(/\s+/).filter((m) => m in METRIC_LABELS);
-      this.#buildReadouts();
-      this.#showReadouts();
-      return;
-    }
-    if (name === 'controls') {
-      this.#controls = (value ?? '').split(/\s+/).filter((c) => ALL_CONTROLS.includes(c));
-      this.#showParts();
+    const list = LISTS[name];
+    if (list) {
+      this.#setList(name, list, value);
       return;
     }
     const spec = ATTRIBUTES[name];
-    if (!spec || value == null) return;
-    const [key, parse] = spec;
-    this.#update({ [key]: parse(value) }, { fromUser: false });
+    if (!spec) return;
+    let parsed;
+    if (value == null) {
+      // Removed: back to the default (an SLO to the current workload's).
+      parsed = spec.key in WORKLOADS.rag ? WORKLOADS[this.#state.workload]?.[spec.key] : undefined;
+      parsed ??= DEFAULT_STATE[spec.key];
+    } else {
+      try {
+        parsed = spec.parse(name, value);
+      } catch (err) {
+        // Keep the last good setting (and its charts); say what is wrong with this one.
+        this.#attributeErrors.set(name, err.message);
+        this.#paintErrors();
+        return;
+      }
+    }
+    this.#attributeErrors.delete(name);
+    this.#paintErrors();
+    if (Object.is(this.#state[spec.key], parsed) && this.#lab) return;
+    this.#update({ [spec.key]: parsed }, { fromUser: false });
+  }
+
+  /** `panels`, `controls` or `metrics`: known names are shown, unknown ones reported. */
+  #setList(name, { all, fallback }, value) {
+    const words = value == null ? [...fallback] : value.split(/\s+/).filter(Boolean);
+    const known = words.filter((w) => all.includes(w));
+    const unknown = words.filter((w) => !all.includes(w));
+    if (unknown.length > 0) {
+      const choices = name === 'metrics' ? 'the names in METRIC_LABELS' : all.join(', ');
+      const shown = unknown.slice(0, 3).map((w) => `"${clip(w)}"`);
+      if (unknown.length > 3) shown.push(`${unknown.length - 3} more`);
+      this.#attributeErrors.set(
+        name,
+        `${name}: ${shown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not among ${choices}`,
+      );
+    } else {
+      this.#attributeErrors.delete(name);
+    }
+    if (name === 'panels') {
+      this.#panels = known;
+      this.#showParts();
+      this.#scheduleFrame();
+    } else if (name === 'metrics') {
+      this.#metrics = known;
+      this.#buildReadouts();
+      this.#showReadouts();
+    } else {
+      this.#controls = known;
+      this.#showParts();
+    }
+    // After showParts: an error beside a hidden control moves to the general alert.
+    this.#paintErrors();
   }
 
   async connectedCallback() {
+    darkQuery.addEventListener('change', this.#onDark);
+    kneelabEvents.addEventListener('discard', this.#onDiscard);
     if (this.#wasm) {
-      // Moved in the document: watch the new layout again.
+      // Moved in the document: watch the new layout again, and catch up on what changed.
       this.#resize?.observe(this.shadowRoot.querySelector('.charts'));
+      if (this.#lab && this.#labGeneration !== kneelabGeneration()) {
+        this.#restart();
+      } else if (this.#pendingApply && this.#lab) {
+        this.#pendingApply = false;
+        this.#applyConfig();
+      }
       return;
     }
+    if (this.#wired) return; // connected again while the simulator loads (or after it failed)
+    this.#wired = true;
     this.#wire();
     this.#buildReadouts();
     this.#showParts();
     this.#syncControls();
+    this.#paintErrors();
     try {
       this.#wasm = await loadKneelab();
+      this.#labGeneration = kneelabGeneration();
       this.#lab = new this.#wasm.Lab();
     } catch (err) {
       this.#setStatus(`The simulator failed to load: ${err.message ?? err}`, 'error');
+      this.#starting = false;
+      this.#readySettled = true;
       this.#rejectReady(err);
+      this.#settle();
       return;
     }
     this.#resize = new ResizeObserver(() => this.#scheduleFrame());
     this.#resize.observe(this.shadowRoot.querySelector('.charts'));
-    darkQuery.addEventListener('change', () => this.#scheduleFrame());
+    this.#pendingApply = false;
     this.#applyConfig();
   }
 
   disconnectedCallback() {
     this.#resize?.disconnect();
+    darkQuery.removeEventListener('change', this.#onDark);
+    kneelabEvents.removeEventListener('discard', this.#onDiscard);
   }
 
   // --- state -------------------------------------------------------------------------------
@@ -371,13 +551,21 @@ export class KneeLab extends HTMLElement {
   #update(partial, { fromUser }) {
     const before = this.#state;
     const next = { ...before, ...partial };
-    if (partial.workload && partial.workload !== before.workload && WORKLOADS[partial.workload]) {
+    if (partial.workload && partial.workload !== before.workload && Object.hasOwn(WORKLOADS, partial.workload)) {
       // Each workload comes with SLOs that make sense for it, unless the caller set them too.
       if (!('sloTtftMs' in partial)) next.sloTtftMs = WORKLOADS[partial.workload].sloTtftMs;
       if (!('sloTpotMs' in partial)) next.sloTpotMs = WORKLOADS[partial.workload].sloTpotMs;
     }
     this.#state = next;
-    if (!this.isConnected || !this.#lab) {
+    // A setting changed some other way is no longer the bad attribute's to report.
+    let cleared = false;
+    for (const [name, spec] of Object.entries(ATTRIBUTES)) {
+      if (spec.key in partial && this.#attributeErrors.delete(name)) cleared = true;
+    }
+    if (cleared) this.#paintErrors();
+    if (!this.isConnected || !this.#lab || this.#restarting) {
+      // Applied when the lab is connected, loaded or restarted.
+      if (!this.isConnected) this.#pendingApply = true;
       this.#syncControls();
       return;
     }
@@ -420,15 +608,22 @@ export class KneeLab extends HTMLElement {
 
   #applyConfig() {
     this.#clearErrors();
+    if (!this.#alive()) return;
     const invalid = this.#checkInputs();
-    if (invalid) return;
+    if (invalid) {
+      this.#settleStart();
+      return;
+    }
     try {
       this.#lab.setConfig(this.config());
       this.#lab.setLoad(this.#state.load);
     } catch (err) {
+      if (this.#crashed(err)) return;
       this.#showError(err.message);
+      this.#settleStart();
       return;
     }
+    this.#starting = false;
     this.#paramAt ??= performance.now();
     this.#pointDirty = true;
     this.#scheduleFrame();
@@ -436,9 +631,11 @@ export class KneeLab extends HTMLElement {
   }
 
   #setLoad(load) {
+    if (!this.#alive()) return;
     try {
       this.#lab.setLoad(load);
     } catch (err) {
+      if (this.#crashed(err)) return;
       this.#showError(err.message);
       return;
     }
@@ -447,10 +644,107 @@ export class KneeLab extends HTMLElement {
     this.#scheduleFrame();
   }
 
+  /** The first config was refused: the lab is as ready as it gets until a good one comes. */
+  #settleStart() {
+    this.#starting = false;
+    if (!this.#readySettled) {
+      this.#readySettled = true;
+      this.#resolveReady();
+    }
+    this.#settle();
+  }
+
+  // --- a crashed simulator ---------------------------------------------------------------------
+
+  /** False (and a restart begun) if the wasm instance `#lab` belongs to has been discarded. */
+  #alive() {
+    if (!this.#lab || this.#restarting) return false;
+    if (this.#labGeneration === kneelabGeneration()) return true;
+    this.#restart();
+    return false;
+  }
+
+  /**
+   * Whether `err` (thrown by a call into the wasm) means the simulator crashed: a trap, or any
+   * error from an instance another lab has seen crash. Then it is replaced; the caller stops.
+   */
+  #crashed(err) {
+    if (!isTrap(err) && this.#labGeneration === kneelabGeneration()) return false;
+    discardKneelab(this.#labGeneration); // a no-op if another lab or call got there first
+    this.#restart();
+    return true;
+  }
+
+  /** `fn()` (a call into the wasm), or `fallback` if the simulator crashed in it. */
+  #call(fn, fallback) {
+    if (!this.#alive()) return fallback;
+    try {
+      return fn();
+    } catch (err) {
+      if (this.#crashed(err)) return fallback;
+      throw err;
+    }
+  }
+
+  /**
+   * Replaces a crashed simulator: a fresh wasm instance, a new Lab, the current config again.
+   * The last good charts and readouts stay on screen meanwhile; the status says what happened.
+   */
+  async #restart() {
+    if (this.#restarting) return;
+    this.#restarting = true;
+    this.setAttribute('data-busy', '');
+    this.#sweepGeneration++; // stops the sweep in flight
+    this.#sweeping = false;
+    this.#pointDirty = false;
+    if (this.#frame) {
+      cancelAnimationFrame(this.#frame);
+      this.#frame = 0;
+    }
+    const dead = this.#lab;
+    this.#lab = null;
+    try {
+      // Off the dead instance's finalizer list, so it is never called into again.
+      dead?.free();
+    } catch {
+      // Expected: the instance is dead.
+    }
+    this.#setStatus('The simulator crashed; restarting it…', 'error');
+    let lastError = null;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        this.#wasm = await loadKneelab();
+        const gen = kneelabGeneration();
+        const lab = new this.#wasm.Lab();
+        this.#lab = lab;
+        this.#labGeneration = gen;
+        lastError = null;
+        break;
+      } catch (err) {
+        lastError = err;
+        if (isTrap(err)) discardKneelab(kneelabGeneration());
+      }
+    }
+    this.#restarting = false;
+    if (lastError) {
+      this.#setStatus(`The simulator crashed and could not be restarted (${lastError.message ?? lastError}). Reload the page to try again.`, 'error');
+      this.#settle();
+      return;
+    }
+    this.#setStatus('');
+    this.#restartNote = 'The simulator crashed and was restarted. ';
+    if (this.isConnected) {
+      this.#applyConfig();
+    } else {
+      this.#pendingApply = true; // applied on the next connect
+    }
+    this.#settle();
+  }
+
   // --- scheduling ------------------------------------------------------------------------------
 
   #isIdle() {
-    return !this.#sweeping && !this.#pointDirty && !this.#frame;
+    return !this.#starting && !this.#restarting && !this.#sweeping && !this.#pointDirty && !this.#frame;
   }
 
   #settle() {
@@ -460,6 +754,7 @@ export class KneeLab extends HTMLElement {
   }
 
   #scheduleFrame() {
+    if (!this.#lab) return; // nothing to draw yet (or a restart will draw)
     this.setAttribute('data-busy', '');
     if (this.#frame) return;
     this.#frame = requestAnimationFrame(() => {
@@ -474,25 +769,30 @@ export class KneeLab extends HTMLElement {
     this.#sweeping = true;
     this.#lastSweepDraw = performance.now();
     this.setAttribute('data-busy', '');
-    this.#setStatus('Measuring the replica’s capacity…');
+    this.#setStatus(`${this.#restartNote}Measuring the replica’s capacity…`);
     const step = () => {
       if (generation !== this.#sweepGeneration) return; // a newer change took over
+      if (!this.#alive()) return;
       const started = performance.now();
       let more = true;
+      let progress;
       try {
         // A time slice of sweep work, then yield so input is handled between load points.
         do {
           more = this.#lab.sweepStep();
         } while (more && performance.now() - started < 12);
+        progress = this.#lab.sweepProgress();
       } catch (err) {
+        if (this.#crashed(err)) return;
         this.#sweeping = false;
+        this.#restartNote = '';
+        this.#setStatus('');
         this.#showError(err.message);
         this.#settle();
         return;
       }
-      const { done, total } = this.#lab.sweepProgress();
       if (more) {
-        this.#setStatus(`Sweeping offered load: ${done} of ${total} points…`);
+        this.#setStatus(`${this.#restartNote}Sweeping offered load: ${progress.done} of ${progress.total} points…`);
         // Draw the curves as they fill in, but not every slice: on a fast machine the whole
         // sweep takes about as long as a few redraws.
         if (performance.now() - this.#lastSweepDraw > 100) {
@@ -502,15 +802,17 @@ export class KneeLab extends HTMLElement {
         yieldTask(step);
       } else {
         this.#sweeping = false;
+        this.#restartNote = '';
         this.#setStatus('');
         this.#scheduleFrame();
+        this.#settle();
       }
     };
     yieldTask(step);
   }
 
   #render() {
-    if (!this.#lab) return;
+    if (!this.#alive()) return;
     try {
       if (this.#pointDirty) {
         this.#pointDirty = false;
@@ -519,18 +821,20 @@ export class KneeLab extends HTMLElement {
         this.#readouts = this.#lab.readouts();
       }
     } catch (err) {
+      if (this.#crashed(err)) return;
       this.#showError(err.message);
       return;
     }
     this.#showReadouts();
     if (this.#inputAt != null) {
-      this.timings.input.push(performance.now() - this.#inputAt);
+      pushCapped(this.timings.input, performance.now() - this.#inputAt);
       this.#inputAt = null;
     }
-    this.#drawCharts();
+    if (!this.#drawCharts()) return;
     if (this.#paramAt != null && !this.#sweeping) {
-      this.timings.param.push(performance.now() - this.#paramAt);
+      pushCapped(this.timings.param, performance.now() - this.#paramAt);
       this.#paramAt = null;
+      this.#readySettled = true;
       this.#resolveReady();
     }
     this.dispatchEvent(
@@ -542,24 +846,28 @@ export class KneeLab extends HTMLElement {
     );
   }
 
+  /** Draws the shown panels; false if the simulator crashed meanwhile. */
   #drawCharts() {
     const dark = darkQuery.matches;
     const root = this.shadowRoot;
+    const lab = this.#lab;
     const draw = {
-      latency: () => this.#lab.drawLatency(root.getElementById('chart-latency'), dark),
-      throughput: () => this.#lab.drawThroughput(root.getElementById('chart-throughput'), dark),
-      queue: () => this.#lab.drawQueue(root.getElementById('chart-queue'), dark),
-      timeline: () => this.#lab.drawTimeline(root.getElementById('chart-timeline'), dark),
-      goodput: () => this.#lab.drawGoodputSlo(root.getElementById('chart-goodput'), dark),
+      latency: () => lab.drawLatency(root.getElementById('chart-latency'), dark),
+      throughput: () => lab.drawThroughput(root.getElementById('chart-throughput'), dark),
+      queue: () => lab.drawQueue(root.getElementById('chart-queue'), dark),
+      timeline: () => lab.drawTimeline(root.getElementById('chart-timeline'), dark),
+      goodput: () => lab.drawGoodputSlo(root.getElementById('chart-goodput'), dark),
     };
     for (const panel of this.#panels) {
       try {
         draw[panel]();
       } catch (err) {
+        if (this.#crashed(err)) return false;
         this.#showError(err.message);
       }
     }
     this.#describeCharts();
+    return true;
   }
 
   // --- DOM -------------------------------------------------------------------------------------
@@ -748,20 +1056,55 @@ export class KneeLab extends HTMLElement {
   }
 
   #setError(id, message) {
-    const el = this.#el(`${id}-error`);
-    el.textContent = message;
-    this.#el(id)?.setAttribute('aria-invalid', 'true');
-    if (id !== 'general') this.#el(id)?.setAttribute('aria-describedby', `${id}-error`);
+    this.#errors.set(id, message);
+    this.#paintErrors();
   }
 
   #clearError(id) {
-    this.#el(`${id}-error`).textContent = '';
-    this.#el(id)?.removeAttribute('aria-invalid');
+    if (this.#errors.delete(id)) this.#paintErrors();
   }
 
   #clearErrors() {
-    for (const el of this.shadowRoot.querySelectorAll('.error')) el.textContent = '';
-    for (const el of this.shadowRoot.querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
+    if (this.#errors.size === 0) return;
+    this.#errors.clear();
+    this.#paintErrors();
+  }
+
+  /** Where an error about control `id` shows: beside it, or in the general alert if it is hidden. */
+  #alertFor(id) {
+    if (!id || id === 'general') return 'general';
+    const control = this.#el(id);
+    return control && !control.closest('[data-group]')?.hidden ? id : 'general';
+  }
+
+  /** Fills every alert from the engine's and the attributes' errors, and marks the controls. */
+  #paintErrors() {
+    const texts = new Map();
+    const add = (id, text) => {
+      const at = this.#alertFor(id);
+      texts.set(at, texts.has(at) ? `${texts.get(at)}\n${text}` : text);
+    };
+    for (const [name, text] of this.#attributeErrors) add(ATTRIBUTES[name]?.control, text);
+    for (const [id, text] of this.#errors) add(id, text);
+    for (const alert of this.shadowRoot.querySelectorAll('.error')) {
+      const id = alert.id.replace(/-error$/, '');
+      const text = texts.get(id) ?? '';
+      if (alert.textContent !== text) alert.textContent = text;
+      const control = id === 'general' ? null : this.#el(id);
+      if (!control) continue;
+      const described = (control.getAttribute('aria-describedby') ?? '').split(/\s+/).filter((t) => t && t !== alert.id);
+      if (text) {
+        control.setAttribute('aria-invalid', 'true');
+        described.push(alert.id);
+      } else {
+        control.removeAttribute('aria-invalid');
+      }
+      const value = described.join(' ');
+      if ((control.getAttribute('aria-describedby') ?? '') !== value) {
+        if (value) control.setAttribute('aria-describedby', value);
+        else control.removeAttribute('aria-describedby');
+      }
+    }
   }
 }
 

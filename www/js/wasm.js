@@ -1,12 +1,113 @@
 // Loads the simulator (Rust compiled to WebAssembly) once per page; every lab shares it.
+//
+// A trap (a Rust panic, or any other WebAssembly.RuntimeError) leaves a wasm instance dead:
+// whatever is called on it afterwards fails. So a trapped instance is discarded and a fresh one
+// instantiated from a fresh copy of the glue module (an ES module is evaluated once per URL,
+// so each instance gets its own `?instance=N`). What `loadKneelab()` resolves to is one object
+// for the whole page whose exports always call into the current instance, so code that kept it
+// (the lesson's modules, the labs) carries on once the new instance is up. Objects made by a
+// dead instance (a `Lab`, a `SweepJob`) stay dead: labs compare `kneelabGeneration()` with the
+// generation their `Lab` came from, and listen for `discard` on `kneelabEvents`, to make a new
+// one.
 
+const GLUE = '../pkg/kneelab_web.js';
+
+/** Fires `discard` (a CustomEvent whose detail is the dead generation) when an instance is dropped. */
+export const kneelabEvents = new EventTarget();
+
+let generation = 0;
+/** The current instance: { generation, wasm (the glue's namespace), exports (the wasm's) }. */
+let current = null;
 let loading = null;
+let facade = null;
 
-/** The initialised wasm module: `Lab`, `simulate`, `sweep`, `size`, `version`. */
+/** The current instance's number: 0 for the first, one more after each discard. */
+export function kneelabGeneration() {
+  return generation;
+}
+
+/** Bytes of linear memory the current instance holds (0 while none is loaded). */
+export function kneelabMemoryBytes() {
+  return current?.exports.memory?.buffer.byteLength ?? 0;
+}
+
+/**
+ * Whether `err` means the module is dead: a trap, or wasm-bindgen's complaint about a Rust
+ * object a trap left borrowed (JS is single-threaded, so only a trap mid-call can leave one so).
+ */
+export function isTrap(err) {
+  if (err instanceof WebAssembly.RuntimeError) return true;
+  return err instanceof Error && /^recursive use of an object detected|^attempted to take ownership of Rust value while it was borrowed/.test(err.message);
+}
+
+/**
+ * Drops instance `gen` (default: the current one) after a trap, tells every listener, and starts
+ * instantiating a fresh one. A no-op if that instance was already discarded, so every lab that
+ * sees the same trap can call it.
+ */
+export function discardKneelab(gen = generation) {
+  if (gen !== generation) return;
+  generation += 1;
+  current = null;
+  loading = null;
+  kneelabEvents.dispatchEvent(new CustomEvent('discard', { detail: gen }));
+  // Up again before anyone asks: code holding the module's exports needs no reload to go on.
+  loadKneelab().catch(() => {});
+}
+
+/** The initialised module: `Lab`, `SweepJob`, `simulate`, `sweep`, `size`, `version`... */
 export function loadKneelab() {
-  loading ??= import('../pkg/kneelab_web.js').then(async (wasm) => {
-    await wasm.default();
-    return wasm;
+  if (loading) return loading;
+  const gen = generation;
+  const attempt = (async () => {
+    // The first instance is the glue's own URL, so `import('/pkg/kneelab_web.js')` shares it.
+    const wasm = await import(gen === 0 ? GLUE : `${GLUE}?instance=${gen}`);
+    const exports = await wasm.default();
+    if (gen !== generation) throw new Error('the simulator was restarted while it loaded');
+    current = { generation: gen, wasm, exports };
+    facade ??= makeFacade(wasm);
+    return facade;
+  })();
+  loading = attempt;
+  // A failed load is not cached: the next call tries again.
+  attempt.catch(() => {
+    if (loading === attempt) loading = null;
   });
-  return loading;
+  return attempt;
+}
+
+/** The current instance's glue namespace, or an Error saying why there is none. */
+function live() {
+  if (current) return current;
+  throw new Error('The simulator is restarting after a crash; try again in a moment.');
+}
+
+/** Calls into the current instance; a trap discards it (and is rethrown). */
+function guard(fn) {
+  const inst = live();
+  try {
+    return fn(inst.wasm);
+  } catch (err) {
+    if (isTrap(err)) discardKneelab(inst.generation);
+    throw err;
+  }
+}
+
+/** One object whose exports forward to whichever instance is current. */
+function makeFacade(wasm) {
+  const out = {};
+  for (const [name, value] of Object.entries(wasm)) {
+    if (typeof value !== 'function' || name === 'default' || name === 'initSync' || name === 'start') continue;
+    if (/^class\b/.test(Function.prototype.toString.call(value))) {
+      // `new facade.Lab()` makes a Lab of the current instance.
+      out[name] = function (...args) {
+        if (!new.target) throw new TypeError(`${name} must be called with new`);
+        return guard((w) => Reflect.construct(w[name], args));
+      };
+      Object.defineProperty(out[name], 'name', { value: name });
+    } else {
+      out[name] = (...args) => guard((w) => w[name](...args));
+    }
+  }
+  return Object.freeze(out);
 }

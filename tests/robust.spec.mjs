@@ -1,0 +1,414 @@
+// The lab under abuse, in a real Chromium: the simulator crashing under every lab on the page
+// (they say so, keep their charts and come back on their own), and attribute values that are
+// empty, hex, NaN, enormous or unknown (an error on the page naming the attribute, the last good
+// charts kept, never a hang or a fault).
+import { test, expect, openPage } from './helpers.mjs';
+
+const LAB = 'knee-lab#lab';
+
+async function openLab(page) {
+  await openPage(page, '/lab.html');
+  await page.evaluate((sel) => document.querySelector(sel).idle(), LAB);
+}
+
+/** A fingerprint of every visible canvas of `sel`, by id. */
+async function canvasPixels(page, sel = LAB) {
+  return page.locator(sel).evaluate((host) => {
+    const out = {};
+    for (const c of host.shadowRoot.querySelectorAll('figure:not([hidden]) canvas')) {
+      const data = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let hash = 0;
+      for (let i = 0; i < data.length; i += 4) hash = (hash * 31 + data[i] * 7 + data[i + 1] * 3 + data[i + 2]) | 0;
+      out[c.id] = hash;
+    }
+    return out;
+  });
+}
+
+/** Sets `name` on the lab (or removes it, for null) and waits until it is idle. */
+async function setAttr(page, name, value, sel = LAB) {
+  await page.locator(sel).evaluate(
+    async (el, [n, v]) => {
+      if (v == null) el.removeAttribute(n);
+      else el.setAttribute(n, v);
+      await el.idle();
+    },
+    [name, value],
+  );
+}
+
+const alert = (page, id, sel = LAB) => page.locator(`${sel} #${id}-error`);
+
+test.describe('a crashed simulator', () => {
+  // The panic hook reports the deliberate panic on the console; nothing else may appear.
+  test.use({ allowedIssues: ['crashForTest: the module was asked to trap'] });
+
+  /** Opens the lab page with a second lab on it; records each lab's status and alert texts. */
+  async function twoLabs(page) {
+    await openLab(page);
+    await page.evaluate(async () => {
+      const second = document.createElement('knee-lab');
+      second.id = 'lab2';
+      second.setAttribute('requests', '500');
+      second.setAttribute('panels', 'latency queue');
+      document.querySelector('main').append(second);
+      await second.ready;
+      await second.idle();
+      // What each lab said, in order, and whether its charts still had ink while it said it.
+      window.said = { lab: [], lab2: [] };
+      for (const el of document.querySelectorAll('knee-lab')) {
+        const root = el.shadowRoot;
+        const record = () => {
+          const text = `${root.getElementById('status').textContent} ${root.getElementById('general-error').textContent}`.trim();
+          const log = window.said[el.id];
+          if (text && log.at(-1)?.text !== text) {
+            const c = root.getElementById('chart-latency');
+            const px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+            let inked = 0;
+            for (let i = 0; i < px.length; i += 4) if (px[i] < 200 || px[i + 1] < 200 || px[i + 2] < 200) inked++;
+            log.push({ text, inked });
+          }
+        };
+        new MutationObserver(record).observe(root, { subtree: true, childList: true, characterData: true });
+      }
+    });
+  }
+
+  /** Moves each lab's slider to `pct` and waits until both are idle; returns their readouts. */
+  async function moveBoth(page, pct) {
+    return page.evaluate(async (v) => {
+      const out = {};
+      for (const el of document.querySelectorAll('knee-lab')) {
+        const slider = el.shadowRoot.getElementById('offered-load');
+        slider.value = String(v);
+        slider.dispatchEvent(new Event('input', { bubbles: true }));
+      }
+      for (const el of document.querySelectorAll('knee-lab')) {
+        await el.idle();
+        out[el.id] = el.readouts;
+      }
+      return out;
+    }, pct);
+  }
+
+  async function checkRecovered(page, before) {
+    const after = await moveBoth(page, 100);
+    for (const id of ['lab', 'lab2']) {
+      // A fresh run at the new load: the readouts moved with the slider.
+      expect(after[id].load, id).toBe(1);
+      expect(after[id].ttft_p99, id).toBeGreaterThan(0);
+      expect(after[id].ttft_p99, id).not.toBe(before[id].ttft_p99);
+      const said = await page.evaluate((i) => window.said[i], id);
+      const crash = said.find((s) => /The simulator crashed; restarting it/.test(s.text));
+      expect(crash, `${id} said it crashed: ${JSON.stringify(said)}`).toBeTruthy();
+      // While it restarted, its last good chart stayed on screen.
+      expect(crash.inked, `${id} kept its chart`).toBeGreaterThan(2000);
+      // And it came back: nothing is left on the status or in the alert.
+      await expect(page.locator(`#${id}`).locator('#status')).toHaveText('');
+      await expect(page.locator(`#${id}`).locator('#general-error')).toHaveText('');
+    }
+    // The page itself was never reloaded.
+    expect(await page.evaluate(() => window.said !== undefined)).toBe(true);
+  }
+
+  test('a trap in the shared module: every lab says so and recovers without a reload', async ({ page }) => {
+    await twoLabs(page);
+    const before = await moveBoth(page, 90);
+    const trap = await page.evaluate(async () => {
+      const { loadKneelab, kneelabGeneration } = await import('/js/wasm.js');
+      const wasm = await loadKneelab();
+      try {
+        wasm.crashForTest();
+        return 'no trap';
+      } catch (err) {
+        return { runtimeError: err instanceof WebAssembly.RuntimeError, generation: kneelabGeneration() };
+      }
+    });
+    expect(trap).toEqual({ runtimeError: true, generation: 1 });
+    await checkRecovered(page, before);
+    // The module the page's other code holds works again too.
+    const version = await page.evaluate(async () => (await (await import('/js/wasm.js')).loadKneelab()).version());
+    expect(version).toMatch(/^kneelab /);
+  });
+
+  test('a trap inside one lab’s own call restarts every lab on the page', async ({ page }) => {
+    await twoLabs(page);
+    const before = await moveBoth(page, 90);
+    // Make the first instance's Lab trap on its next load change, as a bug in it would. A fresh
+    // instance (a fresh copy of the glue) does not carry the patch.
+    await page.evaluate(async () => {
+      const first = await import('/pkg/kneelab_web.js');
+      first.Lab.prototype.setLoad = function () {
+        first.crashForTest();
+      };
+    });
+    await checkRecovered(page, before);
+    expect(await page.evaluate(async () => (await import('/js/wasm.js')).kneelabGeneration())).toBe(1);
+  });
+
+  test('crash after crash: the labs keep coming back', async ({ page }) => {
+    await twoLabs(page);
+    let before = await moveBoth(page, 90);
+    for (let i = 0; i < 3; i++) {
+      await page.evaluate(async () => {
+        const wasm = await (await import('/js/wasm.js')).loadKneelab();
+        try {
+          wasm.crashForTest();
+        } catch {
+          // the trap
+        }
+      });
+      const after = await moveBoth(page, i % 2 ? 90 : 100);
+      for (const id of ['lab', 'lab2']) expect(after[id].ttft_p99, id).not.toBe(before[id].ttft_p99);
+      before = after;
+    }
+    expect(await page.evaluate(async () => (await import('/js/wasm.js')).kneelabGeneration())).toBe(3);
+  });
+});
+
+test.describe('attributes', () => {
+  test('bad numbers are errors naming the attribute, and the last good charts stay', async ({ page }) => {
+    await openLab(page);
+    const good = await canvasPixels(page);
+    const p99 = await page.locator(LAB).evaluate((el) => el.readouts.ttft_p99);
+    for (const [name, value, id, says] of [
+      ['load', '0x40', 'offered-load', /^load: "0x40" is not a decimal number$/],
+      ['load', '', 'offered-load', /^load: the value is empty/],
+      ['load', 'NaN', 'offered-load', /^load: "NaN" is not a decimal number$/],
+      ['load', 'Infinity', 'offered-load', /^load: "Infinity" is not a decimal number$/],
+      ['load', 'lots', 'offered-load', /^load: "lots" is not a decimal number$/],
+      ['load', '5', 'offered-load', /^load: 5 is outside the slider’s range, 0 to 1\.2$/],
+      ['load', '-0.1', 'offered-load', /^load: -0\.1 is outside/],
+      ['load', '1e400', 'offered-load', /^load: 1e400 is too large$/],
+      ['max-num-seqs', '0x40', 'max-num-seqs', /^max-num-seqs: "0x40" is not a decimal number$/],
+      ['max-num-seqs', '64.5', 'max-num-seqs', /^max-num-seqs: 64\.5 is not a whole number$/],
+      ['slo-ttft-ms', '', 'slo-ttft-ms', /^slo-ttft-ms: the value is empty/],
+      ['kv-cache-tokens', 'Infinity', 'kv-cache-tokens', /^kv-cache-tokens: "Infinity" is not a decimal number$/],
+      ['think-time-s', 'NaN', 'general', /^think-time-s: "NaN" is not a decimal number$/],
+      ['requests', '100', 'general', /^requests: 100 is outside 500 to 20,000$/],
+      ['seed', '-1', 'general', /^seed: -1 is outside 0 to /],
+    ]) {
+      await setAttr(page, name, value);
+      await expect(alert(page, id), `${name}="${value}"`).toHaveText(says);
+      expect(await canvasPixels(page), `${name}="${value}" kept the charts`).toEqual(good);
+      expect(await page.locator(LAB).evaluate((el) => el.readouts.ttft_p99)).toBe(p99);
+      // A good value (here: the default again) clears it.
+      await setAttr(page, name, null);
+      await expect(alert(page, id)).toHaveText('');
+    }
+  });
+
+  test('unknown names are errors naming the attribute and the allowed values', async ({ page }) => {
+    await openLab(page);
+    for (const [name, value, says] of [
+      ['mode', 'sideways', /^mode: "sideways" is not one of open, closed$/],
+      ['workload', 'video', /^workload: "video" is not one of chat, rag$/],
+      ['preset', 'gpt-5', /^preset: "gpt-5" is not one of llama-3-8b-a100, llama-3-8b-h100$/],
+      ['preset', '', /^preset: the value is empty; give one of llama-3-8b-a100, llama-3-8b-h100$/],
+      ['chunked-prefill', 'maybe', /^chunked-prefill: "maybe" is not true or false/],
+      ['panels', 'latency pie', /^panels: "pie" is not among latency, throughput, queue, timeline, goodput$/],
+      ['controls', 'load knobs', /^controls: "knobs" is not among load, mode, engine, slo, model$/],
+    ]) {
+      await setAttr(page, name, value);
+      await expect(alert(page, 'general'), `${name}="${value}"`).toHaveText(says);
+      await setAttr(page, name, null);
+      await expect(alert(page, 'general')).toHaveText('');
+    }
+  });
+
+  test('chunked-prefill reads like a boolean attribute', async ({ page }) => {
+    await openLab(page);
+    const chunked = () => page.locator(LAB).evaluate((el) => el.state.chunkedPrefill);
+    for (const [value, want] of [['false', false], ['', true], ['0', false], ['TRUE', true], ['0', false], ['1', true]]) {
+      await setAttr(page, 'chunked-prefill', value);
+      expect(await chunked(), `chunked-prefill="${value}"`).toBe(want);
+    }
+    await setAttr(page, 'chunked-prefill', 'false');
+    await setAttr(page, 'chunked-prefill', null);
+    expect(await chunked()).toBe(true);
+  });
+
+  test('a lab made with a bad preset is ready, shows the error and runs the default', async ({ page }) => {
+    await openLab(page);
+    const result = await page.evaluate(async () => {
+      const lab = document.createElement('knee-lab');
+      lab.id = 'bad';
+      lab.setAttribute('preset', 'nope');
+      lab.setAttribute('workload', 'chat');
+      lab.setAttribute('requests', '500');
+      document.querySelector('main').append(lab);
+      const timeout = new Promise((resolve) => setTimeout(() => resolve('timed out'), 15000));
+      const ready = await Promise.race([lab.ready.then(() => 'ready', (e) => `rejected: ${e.message}`), timeout]);
+      await lab.idle();
+      return {
+        ready,
+        error: lab.shadowRoot.getElementById('general-error').textContent,
+        state: lab.state,
+        ttft: lab.readouts.ttft_p99,
+      };
+    });
+    expect(result.ready).toBe('ready');
+    expect(result.error).toMatch(/^preset: "nope" is not one of llama-3-8b-a100, llama-3-8b-h100$/);
+    expect(result.state.preset).toBe('llama-3-8b-a100');
+    expect(result.state.workload).toBe('chat');
+    expect(result.ttft).toBeGreaterThan(0);
+  });
+
+  test('a lab whose first config the engine refuses is ready too, and idle', async ({ page }) => {
+    await openLab(page);
+    const result = await page.evaluate(async () => {
+      const lab = document.createElement('knee-lab');
+      lab.setAttribute('slo-ttft-ms', '0');
+      document.querySelector('main').append(lab);
+      const timeout = new Promise((resolve) => setTimeout(() => resolve('timed out'), 15000));
+      const ready = await Promise.race([lab.ready.then(() => 'ready'), timeout]);
+      const idle = await Promise.race([lab.idle().then(() => 'idle'), timeout]);
+      return { ready, idle, error: lab.shadowRoot.getElementById('slo-ttft-ms-error').textContent };
+    });
+    expect(result).toEqual({ ready: 'ready', idle: 'idle', error: expect.stringMatching(/^slo\.ttft_ms: .*above 0/) });
+  });
+
+  test('the vanishing loads: a named error or a bounded result, never a hang or a fault', async ({ page }) => {
+    await openLab(page);
+    const good = await canvasPixels(page);
+    for (const value of ['5e-324', '1e-300']) {
+      const started = Date.now();
+      await setAttr(page, 'load', value);
+      expect(Date.now() - started, `load="${value}" answered quickly`).toBeLessThan(5000);
+      await expect(alert(page, 'offered-load')).toHaveText(/^load\.offered_load: must be from 0\.001/);
+      expect(await canvasPixels(page)).toEqual(good);
+    }
+    await setAttr(page, 'load', '0.9');
+    await expect(alert(page, 'offered-load')).toHaveText('');
+    expect(await page.locator(LAB).evaluate((el) => el.readouts.load)).toBe(0.9);
+    expect(await page.evaluate(async () => (await import('/js/wasm.js')).kneelabGeneration())).toBe(0);
+  });
+
+  test('a 100,000-character value is cut short in the message and never widens the lab', async ({ page }) => {
+    await openLab(page);
+    const good = await canvasPixels(page);
+    const width = () =>
+      page.locator(LAB).evaluate((el) => ({
+        lab: el.getBoundingClientRect().width,
+        container: el.parentElement.getBoundingClientRect().width,
+        scroll: document.documentElement.scrollWidth,
+        viewport: document.documentElement.clientWidth,
+        canvases: [...el.shadowRoot.querySelectorAll('canvas')].map((c) => c.width),
+      }));
+    const before = await width();
+    for (const [name, id, value] of [
+      ['load', 'offered-load', '9'.repeat(100_000)],
+      ['max-num-seqs', 'max-num-seqs', `0.${'5'.repeat(99_998)}`],
+      ['preset', 'general', 'x'.repeat(100_000)],
+      ['panels', 'general', 'y'.repeat(100_000)],
+      ['metrics', 'general', `ttft_p99 ${'z'.repeat(100_000)}`],
+    ]) {
+      await setAttr(page, name, value);
+      const text = await alert(page, id).textContent();
+      expect(text, name).toMatch(new RegExp(`^${name}: `));
+      expect(text.length, `${name}: the message is short`).toBeLessThan(200);
+      expect(text, name).toContain('…');
+      const now = await width();
+      expect(now.lab, name).toBeLessThanOrEqual(now.container);
+      expect(now.lab, name).toBe(before.lab);
+      expect(now.scroll, name).toBeLessThanOrEqual(now.viewport);
+      expect(now.canvases, name).toEqual(before.canvases);
+      await setAttr(page, name, null);
+    }
+    // A long value that is bad because it is long says so, and nothing was drawn differently.
+    await setAttr(page, 'load', `0.${'5'.repeat(300)}`);
+    await expect(alert(page, 'offered-load')).toHaveText(/^load: "0\.5{58}…" is too long \(302 characters\)/);
+    await setAttr(page, 'load', null);
+    await setAttr(page, 'panels', 'latency throughput queue timeline');
+    expect(await canvasPixels(page)).toEqual(good);
+  });
+
+  test('a long message wraps inside a narrow lab', async ({ browser }) => {
+    const context = await browser.newContext({ viewport: { width: 360, height: 800 } });
+    const page = await context.newPage();
+    await openLab(page);
+    await setAttr(page, 'workload', `${'w'.repeat(59)}`);
+    await setAttr(page, 'preset', `${'p'.repeat(59)}`);
+    const sizes = await page.locator(LAB).evaluate((el) => ({
+      alert: el.shadowRoot.getElementById('general-error').getBoundingClientRect().width,
+      lab: el.getBoundingClientRect().width,
+      inner: el.shadowRoot.querySelector('.lab').getBoundingClientRect().width,
+      scroll: document.documentElement.scrollWidth,
+    }));
+    expect(sizes.alert).toBeLessThanOrEqual(sizes.lab);
+    expect(sizes.inner).toBeLessThanOrEqual(sizes.lab);
+    expect(sizes.scroll).toBeLessThanOrEqual(360);
+    await expect(page.locator(`${LAB} #general-error`)).toHaveText(/^workload: "w{59}" is not one of chat, rag\spreset: "p{59}" is not/);
+    await context.close();
+  });
+
+  test('removing an attribute restores the default for that setting', async ({ page }) => {
+    await openLab(page);
+    const state = () => page.locator(LAB).evaluate((el) => el.state);
+    for (const [name, value, key, changed, initial] of [
+      ['max-num-seqs', '128', 'maxNumSeqs', 128, 64],
+      ['mode', 'closed', 'mode', 'closed', 'open'],
+      ['kv-cache-tokens', '50000', 'kvCacheTokens', 50000, 440000],
+      ['load', '0.5', 'load', 0.5, 0.85],
+    ]) {
+      await setAttr(page, name, value);
+      expect((await state())[key], name).toBe(changed);
+      await setAttr(page, name, null);
+      expect((await state())[key], name).toBe(initial);
+    }
+    // An SLO goes back to the current workload's.
+    await setAttr(page, 'workload', 'chat');
+    await setAttr(page, 'slo-ttft-ms', '900');
+    expect((await state()).sloTtftMs).toBe(900);
+    await setAttr(page, 'slo-ttft-ms', null);
+    expect((await state()).sloTtftMs).toBe(500);
+  });
+
+  test('removing panels, controls or metrics shows the defaults, not nothing', async ({ page }) => {
+    await openLab(page);
+    const shown = () =>
+      page.locator(LAB).evaluate((el) => ({
+        panels: [...el.shadowRoot.querySelectorAll('figure[data-panel]:not([hidden])')].map((f) => f.dataset.panel),
+        controls: !el.shadowRoot.querySelector('.controls').hidden,
+        metrics: el.shadowRoot.querySelectorAll('.readouts [data-metric]').length,
+      }));
+    await setAttr(page, 'panels', null);
+    await setAttr(page, 'controls', '');
+    await setAttr(page, 'metrics', 'ttft_p99');
+    expect(await shown()).toEqual({ panels: ['latency', 'throughput', 'queue'], controls: false, metrics: 1 });
+    await setAttr(page, 'controls', null);
+    await setAttr(page, 'metrics', null);
+    expect(await shown()).toEqual({ panels: ['latency', 'throughput', 'queue'], controls: true, metrics: 10 });
+  });
+
+  test('an error beside a hidden control shows in the general alert', async ({ page }) => {
+    await openLab(page);
+    await setAttr(page, 'controls', 'model');
+    await setAttr(page, 'max-num-seqs', 'many');
+    await expect(alert(page, 'general')).toHaveText(/^max-num-seqs: "many" is not a decimal number$/);
+    await expect(page.locator(`${LAB} #general-error`)).toBeVisible();
+    await setAttr(page, 'controls', null);
+    await expect(alert(page, 'general')).toHaveText('');
+    await expect(alert(page, 'max-num-seqs')).toHaveText(/^max-num-seqs: "many"/);
+    await setAttr(page, 'max-num-seqs', '32');
+    await expect(alert(page, 'max-num-seqs')).toHaveText('');
+  });
+
+  test('the state setter refuses what is not a setting', async ({ page }) => {
+    await openLab(page);
+    const thrown = await page.locator(LAB).evaluate((el) =>
+      [null, 5, [], { lod: 0.5 }].map((v) => {
+        try {
+          el.state = v;
+          return 'accepted';
+        } catch (err) {
+          return `${err.constructor.name}: ${err.message}`;
+        }
+      }),
+    );
+    expect(thrown[0]).toMatch(/^TypeError: state: expected an object/);
+    expect(thrown[1]).toMatch(/^TypeError: state: expected an object/);
+    expect(thrown[2]).toMatch(/^TypeError: state: expected an object/);
+    expect(thrown[3]).toMatch(/^TypeError: state: unknown setting "lod"/);
+  });
+});
