@@ -302,8 +302,8 @@ struct Tally {
     by_field: Mutex<std::collections::BTreeMap<String, (u64, String)>>,
 }
 
-/// The invariants of a successful run of `config`.
-fn check(config: &Config, s: &Summary) -> Result<(), String> {
+/// The invariants of a successful run.
+fn check(s: &Summary) -> Result<(), String> {
     let stats =
         [("ttft_s", s.ttft_s), ("tpot_s", s.tpot_s), ("itl_s", s.itl_s), ("e2e_s", s.e2e_s), ("queue_s", s.queue_s)];
     for (name, st) in stats {
@@ -344,25 +344,12 @@ fn check(config: &Config, s: &Summary) -> Result<(), String> {
     if s.requests_completed > s.requests_arrived {
         return Err(format!("{} completed of {} arrived", s.requests_completed, s.requests_arrived));
     }
-    // Little's Law holds for any long, settled run of this engine, whatever its knobs: a loose
-    // bound, checked only where the edge effects of a finite window are small.
-    // Very bursty arrivals (gamma shape below 0.5) leave clumps of unmeasured requests queued at
-    // the window's edges, so they are judged by the flag alone. The fuzzer found that: a shape
-    // of 0.1 gave a 44% error over 5,000 requests, which `steady_state: false` reports.
-    let smooth = config.load.burstiness.is_none_or(|b| b >= 0.5);
-    let settled = !s.truncated
-        && smooth
-        && s.requests_completed >= 2_000
-        && s.offered_rate_rps.is_none_or(|rate| s.throughput_rps >= 0.98 * rate);
+    // Little's Law over a finite window: a run that calls itself steady must be within the
+    // flag's tolerance. (A looser check on every long run was tried: the fuzzer showed very bursty
+    // arrivals and heavy-tailed outputs miss by 44-71% over 5,000 requests, edge effects that
+    // `steady_state: false` reports; tests/invariants.rs keeps both as regressions.)
     if s.steady_state && s.littles_law.rel_error.abs() > kneelab_sim::STEADY_MAX_LITTLE_ERROR {
-        return Err(format!("steady_state is true with Little's Law off by {:?}", s.littles_law));
-    }
-    if settled && s.littles_law.rel_error.abs() > 0.25 {
-        return Err(format!(
-            "Little's Law off by {:.0}% on a long run: {:?}",
-            s.littles_law.rel_error * 100.0,
-            s.littles_law
-        ));
+        return Err(format!("steady_state is true with Little's Law off: {:?}", s.littles_law));
     }
     Ok(())
 }
@@ -408,10 +395,10 @@ fn one(text: &str, whole: bool, tally: &Tally) -> Result<(), TestCaseError> {
             prop_assert!(!message.is_empty() && !message.contains('\n'), "message {message:?}");
             Ok(())
         }
-        Ok(Ok((config, summary))) => {
+        Ok(Ok((_, summary))) => {
             tally.ran.fetch_add(1, Ordering::Relaxed);
             tally.ran_us.fetch_add(took.as_micros() as u64, Ordering::Relaxed);
-            check(&config, &summary).map_err(TestCaseError::fail)
+            check(&summary).map_err(TestCaseError::fail)
         }
     }
 }
