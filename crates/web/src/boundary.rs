@@ -1,27 +1,112 @@
 //! Every value that crosses from JS is a `JsValue`, checked here in Rust: a wrong type from a
-//! page (a number where a name goes, a throwing getter, a detached canvas) is an `Error` naming
-//! the argument, never a fault inside the module that would leave a `Lab` unusable.
+//! page (a number where a name goes, a throwing getter, a revoked proxy, a detached canvas) is an
+//! `Error` naming the argument, never a fault inside the module that would leave a `Lab` unusable.
 //!
-//! A config is read as JSON text (`JSON.stringify` of the object) and parsed by the core's one
-//! schema, so the page and the CLI accept and reject exactly the same configs, with the same
-//! messages: unknown fields, duplicate keys, types and ranges alike.
+//! Objects and arrays are first copied as plain data (`JSON.parse(JSON.stringify(value))`, both
+//! caught), so no getter, proxy or `toJSON` of the page's runs while Rust holds a `Lab`; only
+//! `typeof` checks (which cannot throw) touch the original. A config copy is then read by the
+//! core's one schema, and every key it carries must be a field of that schema, so the page
+//! rejects unknown fields as the CLI does. (Parsing JSON text in Rust would add serde_json's
+//! parser to the page, about 19 KB gzipped; a JS object cannot hold a key twice, so the CLI's
+//! duplicate-key check has nothing to find here.)
 
 use kneelab_sim::{Config, ConfigError};
+use serde::Serialize;
 use wasm_bindgen::{JsCast, JsError, JsValue};
 use web_sys::HtmlCanvasElement;
 
+const CONFIG_SHAPE: &str = "an object ({ engine, cost, workload, load, slo, run })";
+
 /// Parses (without validating) a config given as a JS object, naming the field of any error.
 pub fn config(value: &JsValue) -> Result<Config, JsError> {
-    if !value.is_object() || js_sys::Array::is_array(value) || value.is_function() {
-        return Err(JsError::new(&format!(
-            "config: expected an object ({{ engine, cost, workload, load, slo, run }}), got {}",
-            describe(value)
-        )));
+    if !value.is_object() {
+        return Err(JsError::new(&format!("config: expected {CONFIG_SHAPE}, got {}", describe(value))));
     }
-    let text = js_sys::JSON::stringify(value)
-        .map_err(|e| JsError::new(&format!("config: could not be read as JSON: {}", message_of(&e))))?;
-    let text = text.as_string().ok_or_else(|| JsError::new("config: could not be read as JSON"))?;
-    Config::from_json(&text).map_err(core)
+    let copy = plain(value, "config")?;
+    if !copy.is_object() || js_sys::Array::is_array(&copy) {
+        let got = if copy.is_object() { "an array".to_string() } else { describe(&copy) };
+        return Err(JsError::new(&format!("config: expected {CONFIG_SHAPE}, got {got}")));
+    }
+    let config: Config = serde_path_to_error::deserialize(serde_wasm_bindgen::Deserializer::from(copy.clone()))
+        .map_err(|e| {
+            let at = value_at(&copy, e.path());
+            let path = e.path().to_string();
+            let message = readable(&e.into_inner().to_string(), &at);
+            JsError::new(&if path == "." { format!("config: {message}") } else { format!("{path}: {message}") })
+        })?;
+    // The fields the schema read, as the config serialises: a key of the copy that is not among
+    // them is one the schema does not have.
+    let known = config
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible().serialize_large_number_types_as_bigints(true))
+        .map_err(|e| JsError::new(&format!("config: could not be checked: {e}")))?;
+    unknown_fields(&copy, &known, "")?;
+    Ok(config)
+}
+
+/// The value at `path` in a plain copy (`undefined` where there is none).
+fn value_at(copy: &JsValue, path: &serde_path_to_error::Path) -> JsValue {
+    use serde_path_to_error::Segment;
+    let mut at = copy.clone();
+    for segment in path.iter() {
+        let key = match segment {
+            Segment::Map { key } => JsValue::from_str(key),
+            Segment::Seq { index } => JsValue::from_f64(*index as f64),
+            Segment::Enum { .. } | Segment::Unknown => continue,
+        };
+        at = if at.is_object() {
+            js_sys::Reflect::get(&at, &key).unwrap_or(JsValue::UNDEFINED)
+        } else {
+            JsValue::UNDEFINED
+        };
+    }
+    at
+}
+
+/// serde_wasm_bindgen's message in plain words: without its `Error: ` and with the value it
+/// could not read described (it writes Rust's debug text, `JsValue(Object({}))`).
+fn readable(message: &str, value: &JsValue) -> String {
+    let message = message.strip_prefix("Error: ").unwrap_or(message);
+    match (message.find("JsValue("), message.rfind("), expected")) {
+        (Some(start), Some(end)) if start < end => {
+            let what = if js_sys::Array::is_array(value) { "an array".to_string() } else { describe(value) };
+            format!("{}{what}{}", &message[..start], &message[end + 1..])
+        }
+        _ => message.to_string(),
+    }
+}
+
+/// Fails on the first key of `given` (a plain copy) that `known` lacks, naming its path. A `null`
+/// value is an absent field, as in JSON.
+fn unknown_fields(given: &JsValue, known: &JsValue, prefix: &str) -> Result<(), JsError> {
+    let given_object: &js_sys::Object = given.unchecked_ref();
+    for key in js_sys::Object::keys(given_object).iter() {
+        let name = key.as_string().unwrap_or_default();
+        let value = js_sys::Reflect::get(given, &key).unwrap_or(JsValue::NULL);
+        if value.is_null() {
+            continue;
+        }
+        let path = format!("{prefix}{name}");
+        let expected = js_sys::Reflect::get(known, &key).unwrap_or(JsValue::UNDEFINED);
+        if expected.is_undefined() {
+            return Err(JsError::new(&format!("{path}: unknown field `{name}`")));
+        }
+        if value.is_object() && !js_sys::Array::is_array(&value) && expected.is_object() {
+            unknown_fields(&value, &expected, &format!("{path}."))?;
+        }
+    }
+    Ok(())
+}
+
+/// A plain-data copy of an object or array: `JSON.parse(JSON.stringify(value))`, whatever the
+/// value's getters, proxies or `toJSON` throw reported as an error naming `name`.
+fn plain(value: &JsValue, name: &str) -> Result<JsValue, JsError> {
+    let unreadable = |e: JsValue| JsError::new(&format!("{name}: could not be read as JSON: {}", message_of(&e)));
+    let text = js_sys::JSON::stringify(value).map_err(unreadable)?;
+    // `JSON.stringify` gives `undefined` for values it cannot write (a toJSON returning one).
+    if !JsValue::from(text.clone()).is_string() {
+        return Err(JsError::new(&format!("{name}: could not be read as JSON")));
+    }
+    js_sys::JSON::parse(&String::from(text)).map_err(unreadable)
 }
 
 /// A core error as a JS `Error` whose message starts with the field path.
@@ -55,15 +140,31 @@ pub fn string(value: &JsValue, name: &str) -> Result<String, JsError> {
 
 /// An array of finite numbers (at most `max` of them), or an error naming `name` and the index.
 pub fn numbers(value: &JsValue, name: &str, max: usize) -> Result<Vec<f64>, JsError> {
-    if !js_sys::Array::is_array(value) {
-        return Err(JsError::new(&format!("{name}: expected an array of numbers, got {}", describe(value))));
+    let not_an_array = |got: String| JsError::new(&format!("{name}: expected an array of numbers, got {got}"));
+    if !value.is_object() {
+        return Err(not_an_array(describe(value)));
     }
-    let array: &js_sys::Array = value.unchecked_ref();
+    let copy = plain(value, name)?;
+    if !js_sys::Array::is_array(&copy) {
+        return Err(not_an_array(describe(&copy)));
+    }
+    let array: &js_sys::Array = copy.unchecked_ref();
     let len = array.length() as usize;
     if len > max {
         return Err(JsError::new(&format!("{name}: at most {max} values, got {len}")));
     }
-    (0..len).map(|i| number(&array.get(i as u32), &format!("{name}[{i}]"))).collect()
+    // JSON writes NaN and the infinities as null.
+    (0..len)
+        .map(|i| {
+            let v = array.get(i as u32);
+            let name = format!("{name}[{i}]");
+            if v.is_null() {
+                Err(JsError::new(&format!("{name}: expected a finite number")))
+            } else {
+                number(&v, &name)
+            }
+        })
+        .collect()
 }
 
 /// A `<canvas>` element, or an error naming `name`.
@@ -74,7 +175,8 @@ pub fn canvas(value: &JsValue, name: &str) -> Result<HtmlCanvasElement, JsError>
         .ok_or_else(|| JsError::new(&format!("{name}: expected a <canvas> element, got {}", describe(value))))
 }
 
-/// What a JS value is, in a few words, for messages (never Rust's debug text).
+/// What a JS value is, in a few words, for messages (never Rust's debug text). Only `typeof`
+/// checks, which no proxy or getter can make throw.
 fn describe(value: &JsValue) -> String {
     if value.is_undefined() {
         "undefined".into()
@@ -87,8 +189,6 @@ fn describe(value: &JsValue) -> String {
         format!("the number {n}")
     } else if let Some(b) = value.as_bool() {
         format!("{b}")
-    } else if js_sys::Array::is_array(value) {
-        "an array".into()
     } else if value.is_function() {
         "a function".into()
     } else if value.is_bigint() {
@@ -102,8 +202,13 @@ fn describe(value: &JsValue) -> String {
 
 /// The message of a thrown JS value (an `Error`'s `message`, or the value itself in words).
 fn message_of(thrown: &JsValue) -> String {
+    // `instanceof` checks are caught by wasm-bindgen's glue; reading `message` of a thrown
+    // proxy could still throw, so read it as data.
     match thrown.dyn_ref::<js_sys::Error>() {
-        Some(e) => e.message().as_string().unwrap_or_default(),
+        Some(_) => js_sys::Reflect::get(thrown, &JsValue::from_str("message"))
+            .ok()
+            .and_then(|m| m.as_string())
+            .unwrap_or_default(),
         None => thrown.as_string().unwrap_or_else(|| describe(thrown)),
     }
 }

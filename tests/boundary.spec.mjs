@@ -1,0 +1,98 @@
+// The wasm boundary in a real Chromium: the page's module accepts and rejects configs exactly as
+// the CLI does (same schema, same messages, see crates/cli/tests/cli.rs), and a wrong argument
+// from JS is an Error naming it, after which the module and its Lab still work.
+import { test, expect, openPage } from './helpers.mjs';
+
+/** Calls `fn(wasm)` in the page with the loaded module; returns what it returns. */
+async function withWasm(page, fn, arg) {
+  return page.evaluate(
+    async ([source, arg]) => {
+      const { loadKneelab } = await import('/js/wasm.js');
+      const wasm = await loadKneelab();
+      // eslint-disable-next-line no-new-func
+      return new Function('wasm', 'arg', `return (${source})(wasm, arg);`)(wasm, arg);
+    },
+    [fn.toString(), arg],
+  );
+}
+
+test.beforeEach(async ({ page }) => {
+  await openPage(page, '/lab.html');
+});
+
+test('simulate rejects what the CLI rejects, with the CLI message', async ({ page }) => {
+  // [config as JSON text, the start of the message] — the CLI prints the same after `<stdin>: `.
+  const rows = [
+    ['{"engine": {"max_num_seq": 1}}', 'engine.max_num_seq: unknown field `max_num_seq`'],
+    ['{"engine": {"max_num_seqs": 0}}', 'engine.max_num_seqs: must be from 1 to 16384, got 0'],
+    ['{"seed": "x"}', 'seed: invalid type'],
+    ['{"cost": {"model": 5}}', 'cost.model: invalid type'],
+    ['{"load": {"mode": "open", "rate_rps": 5e-324}}', 'load.rate_rps: must be from'],
+    ['{"run": {"requests": 10, "warmup_requests": 10}}', 'run.warmup_requests:'],
+  ];
+  const got = await withWasm(
+    page,
+    (wasm, rows) =>
+      rows.map(([json]) => {
+        try {
+          wasm.simulate(JSON.parse(json));
+          return 'no error';
+        } catch (err) {
+          return `${err instanceof Error}|${err.message}`;
+        }
+      }),
+    rows,
+  );
+  rows.forEach(([json, start], i) => {
+    const [isError, message] = got[i].split(/\|(.*)/s);
+    expect(isError, json).toBe('true');
+    expect(message.startsWith(start), `${json}: ${message}`).toBe(true);
+    expect(message).not.toMatch(/^Error: |JsValue\(|\n/);
+  });
+});
+
+test('wrong arguments from JS are errors naming them, and the Lab stays usable', async ({ page }) => {
+  const result = await withWasm(page, (wasm) => {
+    const messages = [];
+    const attempt = (fn) => {
+      try {
+        fn();
+        messages.push('no error');
+      } catch (err) {
+        messages.push(err.message);
+      }
+    };
+    const lab = new wasm.Lab();
+    const config = { run: { requests: 300 }, load: { mode: 'open' } };
+    attempt(() => lab.setConfig({ get engine() { throw new Error('a getter that throws'); } }));
+    attempt(() => lab.setConfig(5));
+    attempt(() => lab.setConfig({ engine: { max_num_seq: 1 } }));
+    attempt(() => lab.setLoad('0.5'));
+    attempt(() => lab.setLoad(NaN));
+    attempt(() => lab.metricsText(5));
+    attempt(() => lab.drawLatency({}, false));
+    attempt(() => wasm.sweep({}, [0.5, 'x']));
+    attempt(() => wasm.size(64, Symbol('s'), 40));
+    attempt(() => new wasm.SweepJob({}, 7));
+    // After every failure above, the same Lab takes a config and runs.
+    lab.setConfig(config);
+    lab.setLoad(0.5);
+    while (lab.sweepStep()) {}
+    const readouts = lab.runPoint();
+    return { messages, throughput: readouts.throughput_rps, metrics: lab.metricsText('m').length };
+  });
+  expect(result.messages).toEqual([
+    expect.stringMatching(/^config: could not be read as JSON: a getter that throws$/),
+    expect.stringMatching(/^config: expected an object .* got the number 5$/),
+    expect.stringMatching(/^engine\.max_num_seq: unknown field/),
+    expect.stringMatching(/^load\.offered_load: expected a number, got the string "0\.5"$/),
+    expect.stringMatching(/^load\.offered_load: expected a finite number/),
+    expect.stringMatching(/^model_name: expected a string, got the number 5$/),
+    expect.stringMatching(/^canvas: expected a <canvas> element, got an object$/),
+    expect.stringMatching(/^loads\[1\]: expected a number, got the string "x"$/),
+    expect.stringMatching(/^latency_s: expected a number, got a symbol$/),
+    expect.stringMatching(/^loads: expected an array of numbers, got the number 7$/),
+  ]);
+  expect(result.throughput).toBeGreaterThan(0);
+  expect(result.metrics).toBeGreaterThan(100);
+});
