@@ -339,6 +339,7 @@ test.describe('attributes', () => {
     expect(sizes.inner).toBeLessThanOrEqual(sizes.lab);
     expect(sizes.scroll).toBeLessThanOrEqual(360);
     await expect(page.locator(`${LAB} #general-error`)).toHaveText(/^workload: "w{59}" is not one of chat, rag\spreset: "p{59}" is not/);
+    await page.locator(`${LAB} #general-error`).screenshot({ path: new URL('./test-results/screenshots/lab-360-errors.png', import.meta.url).pathname });
     await context.close();
   });
 
