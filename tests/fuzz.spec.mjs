@@ -407,7 +407,7 @@ async function fuzzAttributes({ seed, count, sel }) {
   };
 }
 
-test('500 random attribute values on a lab: no fault, no page error, and it still answers', async ({ page }) => {
+test('at least 500 random attribute values on a lab: no fault, no page error, and it still answers', async ({ page }) => {
   test.setTimeout(120_000);
   await openPage(page, '/lab.html');
   await page.evaluate(async (sel) => {
@@ -416,12 +416,14 @@ test('500 random attribute values on a lab: no fault, no page error, and it stil
     await el.idle();
   }, LAB);
   const before = await page.locator(LAB).evaluate((el) => el.readouts.ttft_p99);
-  const result = await page.evaluate(fuzzAttributes, { seed: SEED, count: 500, sel: LAB });
+  // 560 changes, about a tenth of them removals: at least 500 values set.
+  const result = await page.evaluate(fuzzAttributes, { seed: SEED, count: 560, sel: LAB });
   console.log(
     `attribute fuzz (seed ${SEED}): ${result.counts.sets} sets, ${result.counts.removals} removals, ` +
       `${result.counts.idles} waits for idle, in ${(result.ms / 1000).toFixed(1)} s; ${result.generation} restarts`,
   );
   // No trap: the module was never discarded. (Page errors and console errors fail the test too.)
+  expect(result.counts.sets).toBeGreaterThanOrEqual(500);
   expect(result.generation).toBe(0);
   expect(result.alerts).toEqual([]);
   expect(result.status).toBe('');
