@@ -13,7 +13,8 @@ async function fuzzWasm({ seed, count, selfThrowing = false }) {
   const { loadKneelab, kneelabGeneration } = await import('/js/wasm.js');
   const wasm = await loadKneelab();
 
-  // mulberry32: small, seeded, good enough to pick cases.
+  // mulberry32: small, seeded, good enough to pick cases. (fuzzAttributes has its own copy: each
+  // function is serialised into the page by page.evaluate, so neither can import a shared one.)
   let s = seed >>> 0;
   const rand = () => {
     s = (s + 0x6d2b79f5) >>> 0;

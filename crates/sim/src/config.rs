@@ -417,10 +417,7 @@ impl Config {
                     Err(e) => syntax_error(&e),
                 };
             }
-            let mut path = e.path().to_string();
-            if path == "." {
-                path.clear();
-            }
+            let mut path = path_of(e.path());
             let message = strip_position(&e.into_inner().to_string());
             // serde names the object, not the key given twice: point at the key itself.
             if let Some(key) = message.strip_prefix("duplicate field `").and_then(|rest| rest.split('`').next()) {
@@ -443,11 +440,14 @@ impl Config {
 fn type_error(value: serde_json::Value) -> ConfigError {
     match serde_path_to_error::deserialize::<_, Config>(value) {
         Ok(_) => ConfigError::new("", "the config could not be read"),
-        Err(e) => {
-            let path = e.path().to_string();
-            ConfigError::new(if path == "." { String::new() } else { path }, e.into_inner().to_string())
-        }
+        Err(e) => ConfigError::new(path_of(e.path()), e.into_inner().to_string()),
     }
+}
+
+/// A field path as errors print it: empty for the whole config (serde_path_to_error says `.`).
+fn path_of(path: &serde_path_to_error::Path) -> String {
+    let path = path.to_string();
+    if path == "." { String::new() } else { path }
 }
 
 fn syntax_error(e: &serde_json::Error) -> ConfigError {

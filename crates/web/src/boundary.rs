@@ -129,7 +129,7 @@ pub fn optional_number(value: &JsValue, name: &str) -> Result<Option<f64>, JsErr
 }
 
 /// A boolean (only `true` or `false`), or an error naming `name`.
-pub fn boolean(value: &JsValue, name: &str) -> Result<bool, JsError> {
+fn boolean(value: &JsValue, name: &str) -> Result<bool, JsError> {
     value.as_bool().ok_or_else(|| JsError::new(&format!("{name}: expected true or false, got {}", describe(value))))
 }
 
@@ -167,12 +167,14 @@ pub fn numbers(value: &JsValue, name: &str, max: usize) -> Result<Vec<f64>, JsEr
         .collect()
 }
 
-/// A `<canvas>` element, or an error naming `name`.
-pub fn canvas(value: &JsValue, name: &str) -> Result<HtmlCanvasElement, JsError> {
-    value
+/// The arguments of every `draw*` method: a `<canvas>` element and the dark-mode flag, or an
+/// error naming the one that is wrong.
+pub fn draw_target(canvas: &JsValue, dark: &JsValue) -> Result<(HtmlCanvasElement, bool), JsError> {
+    let element = canvas
         .dyn_ref::<HtmlCanvasElement>()
         .cloned()
-        .ok_or_else(|| JsError::new(&format!("{name}: expected a <canvas> element, got {}", describe(value))))
+        .ok_or_else(|| JsError::new(&format!("canvas: expected a <canvas> element, got {}", describe(canvas))))?;
+    Ok((element, boolean(dark, "dark")?))
 }
 
 /// What a JS value is, in a few words, for messages (never Rust's debug text). Only `typeof`

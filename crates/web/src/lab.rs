@@ -214,7 +214,7 @@ impl Lab {
     /// Draws TTFT p50/p99 against load; returns false if the canvas is not laid out.
     #[wasm_bindgen(js_name = drawLatency)]
     pub fn draw_latency(&mut self, canvas: JsValue, dark: JsValue) -> Result<bool, JsError> {
-        let (canvas, dark) = (boundary::canvas(&canvas, "canvas")?, boundary::boolean(&dark, "dark")?);
+        let (canvas, dark) = boundary::draw_target(&canvas, &dark)?;
         let (marker, slo) = (self.marker(), self.slo());
         // In a closed loop, the open loop's finished curve stays in view for comparison.
         if self.mode()? == LoadMode::Closed && self.assembled_open.is_none() {
@@ -233,7 +233,7 @@ impl Lab {
     /// Draws throughput and goodput against load.
     #[wasm_bindgen(js_name = drawThroughput)]
     pub fn draw_throughput(&mut self, canvas: JsValue, dark: JsValue) -> Result<bool, JsError> {
-        let (canvas, dark) = (boundary::canvas(&canvas, "canvas")?, boundary::boolean(&dark, "dark")?);
+        let (canvas, dark) = boundary::draw_target(&canvas, &dark)?;
         let marker = self.marker();
         let data = charts::throughput_data(self.sweep(), marker);
         charts::draw_on(&canvas, dark, |area, style| kneelab_plot::throughput::draw(area, &data, style))
@@ -242,7 +242,7 @@ impl Lab {
     /// Draws `num_requests_running` and `num_requests_waiting` over the current run.
     #[wasm_bindgen(js_name = drawQueue)]
     pub fn draw_queue(&self, canvas: JsValue, dark: JsValue) -> Result<bool, JsError> {
-        let (canvas, dark) = (boundary::canvas(&canvas, "canvas")?, boundary::boolean(&dark, "dark")?);
+        let (canvas, dark) = boundary::draw_target(&canvas, &dark)?;
         let seqs = self.config.as_ref().map_or(0, |c| c.engine.max_num_seqs);
         let data = match self.current_point() {
             Some(p) => charts::queue_data(&p.outcome.series, p.outcome.end_s, seqs),
@@ -254,7 +254,7 @@ impl Lab {
     /// Draws the two clocks: a few requests' queue wait, prefill and token drip.
     #[wasm_bindgen(js_name = drawTimeline)]
     pub fn draw_timeline(&self, canvas: JsValue, dark: JsValue) -> Result<bool, JsError> {
-        let (canvas, dark) = (boundary::canvas(&canvas, "canvas")?, boundary::boolean(&dark, "dark")?);
+        let (canvas, dark) = boundary::draw_target(&canvas, &dark)?;
         let data = charts::timeline_data(self.current_point().map(|p| &p.outcome.traces[..]).unwrap_or_default());
         charts::draw_on(&canvas, dark, |area, style| kneelab_plot::timeline::draw(area, &data, style))
     }
@@ -262,7 +262,7 @@ impl Lab {
     /// Draws goodput against the TTFT SLO at the current load (TPOT SLO held).
     #[wasm_bindgen(js_name = drawGoodputSlo)]
     pub fn draw_goodput_slo(&self, canvas: JsValue, dark: JsValue) -> Result<bool, JsError> {
-        let (canvas, dark) = (boundary::canvas(&canvas, "canvas")?, boundary::boolean(&dark, "dark")?);
+        let (canvas, dark) = boundary::draw_target(&canvas, &dark)?;
         let slo = self.slo();
         let mut data = kneelab_plot::goodput_slo::GoodputSloData::default();
         if let Some(p) = self.current_point() {
