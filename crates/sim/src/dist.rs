@@ -158,6 +158,21 @@ impl TokenDist {
         self.bound().unwrap_or(MAX_TOKENS as u32)
     }
 
+    /// The nominal mean square `E[X^2]` (before rounding and capping): what a size-biased mean
+    /// needs, since a request holds its seat in proportion to its output length.
+    pub fn mean_square(&self) -> f64 {
+        match self {
+            TokenDist::Fixed(v) => (*v as f64).powi(2),
+            TokenDist::Uniform { min, max } => {
+                let (a, b) = (*min as f64, *max as f64);
+                (a * a + a * b + b * b) / 3.0
+            }
+            // One token plus failures of a geometric with p = 1 / mean: E[X^2] = m (2m - 1).
+            TokenDist::Geometric { mean, .. } => mean * (2.0 * mean - 1.0),
+            TokenDist::Lognormal { dist, .. } => (2.0 * dist.mu + 2.0 * dist.sigma * dist.sigma).exp(),
+        }
+    }
+
     /// The nominal mean (before rounding and capping).
     pub fn mean(&self) -> f64 {
         match self {

@@ -36,6 +36,7 @@ pub mod dist;
 mod error;
 pub mod event;
 pub mod exposition;
+pub mod limits;
 pub mod recorder;
 pub mod sampling;
 pub mod scenario;
@@ -51,6 +52,7 @@ pub use config::{
     ThinkDist, WorkloadConfig, WorkloadPreset,
 };
 pub use error::ConfigError;
+pub use limits::{Limit, LimitKind, Limits, limits};
 pub use recorder::{QueuePoint, Trace};
 pub use scenario::{Load, Scenario, Slo};
 pub use simulation::{Options, Simulation};

@@ -52,6 +52,8 @@ pub struct Recorder {
     pub e2e_s: Vec<f64>,
     /// Queue time of each measured request.
     pub queue_s: Vec<f64>,
+    /// Time in the batch of each measured request: first scheduled to last token.
+    pub batch_s: Vec<f64>,
     /// (TTFT, TPOT or 0 for one-token answers) per measured request, for re-judging SLOs.
     pub slo_pairs: Vec<(f64, f64)>,
     /// Every inter-token gap of measured requests.
@@ -138,6 +140,7 @@ impl Recorder {
         }
         self.e2e_s.push(e2e_s);
         self.queue_s.push(queue_s);
+        self.batch_s.push(e2e_s - queue_s);
         self.slo_pairs.push((ttft_s, tpot_s.unwrap_or(0.0)));
         self.prompt_tokens += prompt as u64;
         self.generation_tokens += output as u64;

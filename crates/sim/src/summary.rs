@@ -7,14 +7,17 @@ use crate::recorder::{QueuePoint, Recorder, Trace};
 use crate::scenario::{Load, Scenario, Slo};
 use crate::stats::{LogHistogram, Stat, stat_of};
 
-/// Little's Law, measured rather than assumed: `l` should equal `lambda_rps x w_s` in steady state.
+/// Little's Law for one part of the replica, measured rather than assumed: `l` should equal
+/// `lambda_rps x w_s` in steady state, where L and W describe the same part.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LittlesLaw {
-    /// Time-average of running + waiting requests over the measured window.
+    /// Time-average of the requests in the part over the measured window (running + waiting
+    /// for the replica, running for the batch).
     pub l: f64,
     /// Completion rate of measured requests.
     pub lambda_rps: f64,
-    /// Mean E2E latency of measured requests.
+    /// Mean time measured requests spend in the part (E2E for the replica, time in the batch
+    /// for the batch).
     pub w_s: f64,
     /// `l / (lambda_rps x w_s) - 1`; far from 0 means the run never reached steady state.
     pub rel_error: f64,
@@ -51,6 +54,9 @@ pub struct Summary {
     pub e2e_s: Stat,
     /// Time from arrival to first being scheduled.
     pub queue_s: Stat,
+    /// Time in the batch, first scheduled to last token (E2E minus queue): the W that goes with
+    /// `num_requests_running` in Little's Law.
+    pub batch_s: Stat,
     /// Time-average of `vllm:num_requests_running`.
     pub num_requests_running_mean: f64,
     /// Time-average of `vllm:num_requests_waiting`.
@@ -65,6 +71,9 @@ pub struct Summary {
     pub generation_tokens: u64,
     /// Little's Law as measured.
     pub littles_law: LittlesLaw,
+    /// Little's Law for the batch alone: L = mean `num_requests_running`, W = mean time in the
+    /// batch. This is the law `--max-num-seqs` enters: cap / W is the sequence-cap limit.
+    pub littles_law_batch: LittlesLaw,
     /// The replica's saturation throughput for this engine and workload, when measured.
     pub capacity_rps: Option<f64>,
     /// The offered load as a fraction of capacity, when the config gave one.
@@ -181,6 +190,13 @@ impl Outcome {
         let e2e = stat_of(&mut rec.e2e_s);
         let l = per_s(rec.area_running + rec.area_waiting);
         let w = e2e.mean;
+        let batch = stat_of(&mut rec.batch_s);
+        let law = |l: f64, w: f64| LittlesLaw {
+            l,
+            lambda_rps: lambda,
+            w_s: w,
+            rel_error: if lambda * w > 0.0 { l / (lambda * w) - 1.0 } else { 0.0 },
+        };
         let (users, rate, mode) = match scenario.load {
             Load::Open { rate_rps, .. } => (None, Some(rate_rps), "open"),
             Load::Closed { users, .. } => (Some(users), None, "closed"),
@@ -205,12 +221,9 @@ impl Outcome {
             num_preemptions: rec.num_preemptions,
             prompt_tokens: rec.prompt_tokens,
             generation_tokens: rec.generation_tokens,
-            littles_law: LittlesLaw {
-                l,
-                lambda_rps: lambda,
-                w_s: w,
-                rel_error: if lambda * w > 0.0 { l / (lambda * w) - 1.0 } else { 0.0 },
-            },
+            batch_s: batch,
+            littles_law: law(l, w),
+            littles_law_batch: law(per_s(rec.area_running), batch.mean),
             capacity_rps: scenario.capacity.map(|c| c.rps),
             offered_load: scenario.offered_load,
             offered_rate_rps: rate,

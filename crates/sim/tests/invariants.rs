@@ -40,6 +40,19 @@ fn spread() -> Vec<(&'static str, Config)> {
 fn littles_law_holds_within_two_percent() {
     for (name, config) in spread() {
         let s = run(&config);
+        // The law holds for each part with its own W: the replica (running + waiting, E2E) and
+        // the batch (running, first scheduled to last token).
+        let batch = s.littles_law_batch;
+        assert!(
+            batch.rel_error.abs() <= 0.02,
+            "{name}: running = {} vs lambda x time in the batch = {}",
+            batch.l,
+            batch.lambda_rps * batch.w_s
+        );
+        assert!(
+            batch.l <= s.littles_law.l + 1e-9 && batch.w_s <= s.littles_law.w_s + 1e-12,
+            "{name}: the batch is part of the replica"
+        );
         let ll = s.littles_law;
         println!(
             "{name:<24} L {:>8.3}  lambda {:>8.4}  W {:>8.4}  error {:+.3}%",
