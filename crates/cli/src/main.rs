@@ -21,7 +21,7 @@ Examples:
   kneelab run examples/rag.json                       one run, its Summary as JSON
   kneelab run - --seed 7 < examples/chat.json         the config from stdin, another seed
   kneelab sweep examples/rag.json --format csv        latency and goodput over offered load, and the knee
-  kneelab size --max-num-seqs 64 --latency-s 8 --peak-qps 100
+  kneelab size --max-num-seqs 64 --batch-s 8 --peak-qps 100
   kneelab size --config examples/rag.json --peak-qps 40
 
 CONFIG is a JSON file (see examples/ and the schema in crates/sim/src/config.rs), or - for stdin.

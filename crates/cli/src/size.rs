@@ -1,12 +1,13 @@
-//! `kneelab size`: how many replicas a peak needs, by Little's Law, from numbers given by hand
-//! or from a sweep of a config (the knee's throughput beside the naive saturation figure).
+//! `kneelab size`: how many replicas a peak needs, by Little's Law on the batch, from numbers
+//! given by hand or from a sweep of a config (the knee's throughput beside the saturation figure
+//! and the replica's limits).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use clap::{ArgGroup, Args, ValueEnum};
 use kneelab_sim::sweep::DEFAULT_ATTAINMENT_TARGET;
-use kneelab_sim::{ConfigError, Knee, Saturation, Sizing};
+use kneelab_sim::{ConfigError, Knee, LimitKind, Limits, Saturation, SizeInput, Sizing};
 use serde::Serialize;
 
 use crate::error::CliError;
@@ -15,19 +16,22 @@ use crate::sweep::{DEFAULT_LOADS, check_target, parse_loads, sweep_config};
 
 const AFTER_HELP: &str = "\
 Examples:
-  kneelab size --max-num-seqs 64 --latency-s 8 --peak-qps 100
-      per-replica max QPS = 64 / 8 s = 8.00; replicas = ceil(100 / 8.00) = 13
-  kneelab size --max-num-seqs 64 --latency-s 8 --peak-qps 100 --knee-qps 6
+  kneelab size --max-num-seqs 64 --batch-s 8 --peak-qps 100
+      sequence-cap ceiling = 64 / 8 s = 8.00 per replica; replicas = ceil(100 / 8.00) = 13
+  kneelab size --max-num-seqs 64 --batch-s 8 --peak-qps 100 --knee-qps 6
       the knee holds 6 QPS per replica, so provision ceil(100 / 6.00) = 17, not 13
   kneelab size --config examples/rag.json --peak-qps 40
       sweeps the config: knee throughput vs saturation throughput, and both replica counts
   kneelab size --config examples/rag.json --peak-qps 40 --format json
 
-Little's Law: requests in flight = throughput x latency. A replica holds at most max_num_seqs
-requests at once, so it serves at most max_num_seqs / latency requests per second, and a peak
-needs ceil(peak / per-replica QPS) replicas. Near that ceiling queues grow and latency SLOs
-fail: provision by the per-replica throughput at the knee (the highest load that still meets
-the SLOs), which a sweep measures. Give either --max-num-seqs and --latency-s, or --config.";
+Little's Law holds for each part of a replica with that part's own time: running requests =
+throughput x time in the batch (first scheduled to last token, vllm:num_requests_running), and
+running + waiting = throughput x end-to-end latency. The batch holds at most max_num_seqs, so the
+sequence cap allows at most max_num_seqs / time in the batch requests per second. That is one
+ceiling of several (the prefill token rate and the KV cache are others; prefill-heavy traffic
+hits prefill first), and near any ceiling queues grow and latency SLOs fail: provision by the
+per-replica throughput at the knee, which a sweep measures. Give either --max-num-seqs and
+--batch-s, or --config.";
 
 /// Output format of `kneelab size`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -42,16 +46,17 @@ pub enum Format {
 #[derive(Debug, Args)]
 #[command(
     after_help = AFTER_HELP,
-    group(ArgGroup::new("by_hand").args(["max_num_seqs", "latency_s", "knee_qps", "saturation_qps"]).multiple(true)),
+    group(ArgGroup::new("by_hand").args(["max_num_seqs", "batch_s", "knee_qps", "saturation_qps"]).multiple(true)),
     group(ArgGroup::new("from_config").args(["config", "loads", "target"]).multiple(true).conflicts_with("by_hand")),
 )]
 pub struct SizeArgs {
     /// Concurrency cap per replica (vLLM's --max-num-seqs).
     #[arg(long, value_name = "N", required_unless_present = "config", allow_negative_numbers = true)]
     max_num_seqs: Option<f64>,
-    /// Mean end-to-end latency of a request at that concurrency, in seconds.
+    /// Mean time in the batch of a request with the batch full (first scheduled to last token,
+    /// not end to end: the queue is outside the batch), in seconds.
     #[arg(long, value_name = "S", required_unless_present = "config", allow_negative_numbers = true)]
-    latency_s: Option<f64>,
+    batch_s: Option<f64>,
     /// Peak load the fleet must serve, in requests per second.
     #[arg(long, value_name = "Q", allow_negative_numbers = true)]
     peak_qps: f64,
@@ -96,7 +101,12 @@ struct Basis {
     load_points: usize,
     knee: Knee,
     knee_e2e_mean_s: f64,
+    knee_running_mean: f64,
     saturation: Saturation,
+    /// Mean time in the batch at the saturation point, where the batch is fullest.
+    saturation_batch_s: f64,
+    saturation_running_mean: f64,
+    limits: Limits,
 }
 
 /// Sizes the fleet and returns the text or JSON to print.
@@ -115,20 +125,22 @@ pub fn run(args: &SizeArgs) -> Result<String, CliError> {
 
 fn by_hand(args: &SizeArgs) -> Result<Report, CliError> {
     // clap requires both without --config; NaN lets the core reject a missing one by name anyway.
-    let sizing = kneelab_sim::size(
-        args.max_num_seqs.unwrap_or(f64::NAN),
-        args.latency_s.unwrap_or(f64::NAN),
-        args.peak_qps,
-        args.knee_qps,
-        args.saturation_qps,
-    )
+    let sizing = kneelab_sim::size(&SizeInput {
+        max_num_seqs: args.max_num_seqs.unwrap_or(f64::NAN),
+        batch_s: args.batch_s.unwrap_or(f64::NAN),
+        peak_qps: args.peak_qps,
+        knee_qps: args.knee_qps,
+        saturation_qps: args.saturation_qps,
+    })
     .map_err(|e| CliError::flag(&e))?;
     Ok(Report { provision_replicas: provision(&sizing), sizing, sweep: None })
 }
 
 fn from_config(args: &SizeArgs, path: &std::path::Path) -> Result<Report, CliError> {
     // Check the cheap inputs before the sweep, not after it.
-    kneelab_sim::size(1.0, 1.0, args.peak_qps, None, None).map_err(|e| CliError::flag(&e))?;
+    let check =
+        SizeInput { max_num_seqs: 1.0, batch_s: 1.0, peak_qps: args.peak_qps, knee_qps: None, saturation_qps: None };
+    kneelab_sim::size(&check).map_err(|e| CliError::flag(&e))?;
     let loads = parse_loads(args.loads.as_deref().unwrap_or(DEFAULT_LOADS))?;
     let target = args.target.unwrap_or(DEFAULT_ATTAINMENT_TARGET);
     check_target(target)?;
@@ -147,16 +159,19 @@ fn from_config(args: &SizeArgs, path: &std::path::Path) -> Result<Report, CliErr
     let Some(saturation) = result.saturation else {
         return Err(CliError::input(format!("{source}: no load point completed a request; nothing to size by")));
     };
-    let knee_e2e_mean_s =
-        result.points.iter().find(|p| p.offered_load == knee.offered_load).map_or(f64::NAN, |p| p.summary.e2e_s.mean);
+    let at = |load: f64| result.points.iter().find(|p| p.offered_load == load).map(|p| &p.summary);
+    let (knee_e2e_mean_s, knee_running_mean) =
+        at(knee.offered_load).map_or((f64::NAN, f64::NAN), |s| (s.e2e_s.mean, s.num_requests_running_mean));
+    let (saturation_batch_s, saturation_running_mean) =
+        at(saturation.offered_load).map_or((f64::NAN, f64::NAN), |s| (s.batch_s.mean, s.num_requests_running_mean));
     let max_num_seqs = f64::from(loaded.config.engine.max_num_seqs);
-    let sizing = kneelab_sim::size(
+    let sizing = kneelab_sim::size(&SizeInput {
         max_num_seqs,
-        knee_e2e_mean_s,
-        args.peak_qps,
-        Some(knee.throughput_rps),
-        Some(saturation.throughput_rps),
-    )
+        batch_s: saturation_batch_s,
+        peak_qps: args.peak_qps,
+        knee_qps: Some(knee.throughput_rps),
+        saturation_qps: Some(saturation.throughput_rps),
+    })
     .map_err(|e: ConfigError| CliError::input(format!("{source}: cannot size from this sweep: {e}")))?;
     Ok(Report {
         provision_replicas: provision(&sizing),
@@ -168,7 +183,11 @@ fn from_config(args: &SizeArgs, path: &std::path::Path) -> Result<Report, CliErr
             load_points: result.points.len(),
             knee,
             knee_e2e_mean_s,
+            knee_running_mean,
             saturation,
+            saturation_batch_s,
+            saturation_running_mean,
+            limits: result.limits,
         }),
     })
 }
@@ -176,6 +195,15 @@ fn from_config(args: &SizeArgs, path: &std::path::Path) -> Result<Report, CliErr
 /// The knee's count when known; without it, the larger of the two ceilings (both optimistic).
 fn provision(s: &Sizing) -> u64 {
     s.replicas_at_knee.unwrap_or_else(|| s.replicas.max(s.replicas_at_saturation.unwrap_or(0)))
+}
+
+/// How the text names a limit.
+fn limit_name(kind: LimitKind) -> &'static str {
+    match kind {
+        LimitKind::SeqCap => "the sequence cap",
+        LimitKind::KvCache => "the KV cache",
+        LimitKind::Prefill => "prefill",
+    }
 }
 
 /// A number as the user typed it (64, 8, 0.5), not padded with decimals.
@@ -205,31 +233,41 @@ fn text(report: &Report) -> String {
             b.saturation.throughput_rps, b.saturation.offered_load
         ));
         line(format!(
-            "Little's Law at the knee: {:.2} req/s x {:.2} s = {:.1} requests in flight, of max_num_seqs {}",
-            b.knee.throughput_rps,
-            s.latency_s,
-            b.knee.throughput_rps * s.latency_s,
+            "Little's Law on the batch at saturation: {:.2} req/s x {:.2} s in the batch = {:.1} running, of \
+             max_num_seqs {}",
+            b.saturation.throughput_rps,
+            s.batch_s,
+            b.saturation_running_mean,
             plain(s.max_num_seqs)
         ));
         line(format!(
-            "ceiling if all {} seats stayed busy at that latency = {} / {:.2} s = {:.2} req/s; replicas = ceil({peak} \
-             / {:.2}) = {}   (too few: the batch is not full at the knee)",
+            "sequence-cap ceiling = {} / {:.2} s = {:.2} req/s; replicas = ceil({peak} / {:.2}) = {}",
             plain(s.max_num_seqs),
-            plain(s.max_num_seqs),
-            s.latency_s,
+            s.batch_s,
             s.per_replica_max_qps,
             s.per_replica_max_qps,
             s.replicas
         ));
+        let l = &b.limits;
+        line(format!(
+            "limits (estimated): sequence cap {:.2}, KV cache {:.2}, prefill {:.2} req/s ({:.0} prefill tokens/s); \
+             {} binds",
+            l.seq_cap.rps,
+            l.kv_cache.rps,
+            l.prefill.rps,
+            l.prefill.prefill_tokens_per_s,
+            limit_name(l.binding)
+        ));
     } else {
         line(
-            "Little's Law: in flight = throughput x latency, so a replica serves at most max_num_seqs / latency."
+            "Little's Law on the batch: running = throughput x time in the batch, so the sequence cap allows at \
+             most max_num_seqs / time in the batch (one limit of several)."
                 .to_string(),
         );
         line(format!(
-            "per-replica max QPS = {} / {} s = {:.2}",
+            "sequence-cap ceiling = {} / {} s = {:.2} per replica",
             plain(s.max_num_seqs),
-            plain(s.latency_s),
+            plain(s.batch_s),
             s.per_replica_max_qps
         ));
         line(format!("replicas = ceil({peak} / {:.2}) = {}", s.per_replica_max_qps, s.replicas));
@@ -265,7 +303,9 @@ mod tests {
     use super::*;
 
     fn report(knee: Option<f64>, saturation: Option<f64>) -> Report {
-        let sizing = kneelab_sim::size(64.0, 8.0, 100.0, knee, saturation).unwrap();
+        let input =
+            SizeInput { max_num_seqs: 64.0, batch_s: 8.0, peak_qps: 100.0, knee_qps: knee, saturation_qps: saturation };
+        let sizing = kneelab_sim::size(&input).unwrap();
         Report { provision_replicas: provision(&sizing), sizing, sweep: None }
     }
 
@@ -273,7 +313,15 @@ mod tests {
     fn text_shows_the_arithmetic() {
         // (knee_qps, saturation_qps, lines that must appear)
         let rows: &[(Option<f64>, Option<f64>, &[&str])] = &[
-            (None, None, &["per-replica max QPS = 64 / 8 s = 8.00", "replicas = ceil(100 / 8.00) = 13", "at least 13"]),
+            (
+                None,
+                None,
+                &[
+                    "sequence-cap ceiling = 64 / 8 s = 8.00 per replica",
+                    "replicas = ceil(100 / 8.00) = 13",
+                    "at least 13",
+                ],
+            ),
             (Some(6.0), None, &["replicas at the knee = ceil(100 / 6.00) = 17", "provision 17 replicas, not 13"]),
             (
                 Some(6.0),

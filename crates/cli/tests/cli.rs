@@ -372,12 +372,12 @@ fn bad_flags_fail_with_one_line_naming_the_flag() {
         (&["sweep", "examples/rag.json", "--loads", "0.1:1"], "--loads"),
         (&["sweep", "examples/rag.json", "--target", "1.5"], "--target"),
         (&["sweep", "examples/rag.json", "--format", "xml"], "--format"),
-        (&["size", "--max-num-seqs", "64", "--latency-s", "0", "--peak-qps", "100"], "--latency-s"),
-        (&["size", "--max-num-seqs", "64", "--latency-s", "8", "--peak-qps", "-1"], "--peak-qps"),
-        (&["size", "--max-num-seqs", "0", "--latency-s", "8", "--peak-qps", "100"], "--max-num-seqs"),
-        (&["size", "--max-num-seqs", "64", "--latency-s", "8", "--peak-qps", "100", "--knee-qps", "0"], "--knee-qps"),
-        (&["size", "--max-num-seqs", "64", "--latency-s", "abc", "--peak-qps", "100"], "--latency-s"),
-        (&["size", "--max-num-seqs", "64", "--latency-s", "nan", "--peak-qps", "100"], "--latency-s"),
+        (&["size", "--max-num-seqs", "64", "--batch-s", "0", "--peak-qps", "100"], "--batch-s"),
+        (&["size", "--max-num-seqs", "64", "--batch-s", "8", "--peak-qps", "-1"], "--peak-qps"),
+        (&["size", "--max-num-seqs", "0", "--batch-s", "8", "--peak-qps", "100"], "--max-num-seqs"),
+        (&["size", "--max-num-seqs", "64", "--batch-s", "8", "--peak-qps", "100", "--knee-qps", "0"], "--knee-qps"),
+        (&["size", "--max-num-seqs", "64", "--batch-s", "abc", "--peak-qps", "100"], "--batch-s"),
+        (&["size", "--max-num-seqs", "64", "--batch-s", "nan", "--peak-qps", "100"], "--batch-s"),
         (&["size", "--config", "examples/rag.json", "--peak-qps", "0"], "--peak-qps"),
         (&["size", "--config", "examples/rag.json", "--peak-qps", "40", "--loads", "2:1:1"], "--loads"),
     ];
@@ -388,9 +388,9 @@ fn bad_flags_fail_with_one_line_naming_the_flag() {
 
 #[test]
 fn size_by_hand_shows_littles_law() {
-    let by_hand = ["size", "--max-num-seqs", "64", "--latency-s", "8", "--peak-qps", "100"];
+    let by_hand = ["size", "--max-num-seqs", "64", "--batch-s", "8", "--peak-qps", "100"];
     let text = ok(&by_hand, None);
-    assert!(text.contains("64 / 8 s = 8.00"), "{text}");
+    assert!(text.contains("sequence-cap ceiling = 64 / 8 s = 8.00"), "{text}");
     assert!(text.contains("ceil(100 / 8.00) = 13"), "{text}");
 
     let s = json(&ok(&[&by_hand[..], &["--format", "json"]].concat(), None));
@@ -410,7 +410,9 @@ fn size_from_a_config_provisions_by_the_knee() {
     assert!(knee >= saturation, "knee {knee} < saturation {saturation}");
     assert!(num(&s, "knee_qps") <= num(&s, "saturation_qps"));
     assert_eq!(num(&s, "max_num_seqs"), 64.0, "engine.max_num_seqs of rag.json");
-    assert_eq!(num(&s, "latency_s"), num(&s, "sweep.knee_e2e_mean_s"));
+    assert_eq!(num(&s, "batch_s"), num(&s, "sweep.saturation_batch_s"));
+    assert_eq!(s["sweep"]["limits"]["binding"], "prefill", "RAG at 64 seqs binds on prefill");
+    assert!(num(&s, "batch_s") < num(&s, "sweep.knee_e2e_mean_s") * 3.0);
     assert_eq!(num(&s, "provision_replicas"), knee);
     let text = ok(&["size", "--config", "-", "--peak-qps", "40", "--loads", "0.3:1.1:0.2"], Some(SMALL));
     assert!(text.contains("replicas at the knee = ceil(40 / "), "{text}");

@@ -56,7 +56,7 @@ pub use limits::{Limit, LimitKind, Limits, limits};
 pub use recorder::{QueuePoint, Trace};
 pub use scenario::{Load, Scenario, Slo};
 pub use simulation::{Options, Simulation};
-pub use sizing::{Sizing, size};
+pub use sizing::{SizeInput, Sizing, size};
 pub use stats::Stat;
 pub use summary::{
     FinalState, Goodput, LittlesLaw, Outcome, STEADY_MAX_LITTLE_ERROR, STEADY_MIN_KEEP_UP, STEADY_MIN_REQUESTS, Summary,

@@ -1,5 +1,6 @@
-//! Little's Law sizing: in-flight = throughput x latency, so a replica's maximum QPS is its
-//! concurrency cap over its latency, and a fleet needs peak QPS / per-replica QPS replicas,
+//! Little's Law sizing, applied to the part the cap bounds: `num_requests_running` = throughput x
+//! time in the batch, so `--max-num-seqs` allows at most cap / time in the batch (one limit
+//! among several, see [`crate::limits`]); a fleet needs peak QPS / per-replica QPS replicas,
 //! with the per-replica QPS taken at the knee rather than at saturation.
 
 use serde::{Deserialize, Serialize};
@@ -11,11 +12,12 @@ use crate::error::ConfigError;
 pub struct Sizing {
     /// Concurrency cap per replica (`--max-num-seqs`).
     pub max_num_seqs: f64,
-    /// Mean latency of one request (E2E) at that concurrency.
-    pub latency_s: f64,
+    /// Mean time in the batch (first scheduled to last token) with the batch full: the W that
+    /// goes with the running requests the cap bounds. Not the E2E latency, which adds the queue.
+    pub batch_s: f64,
     /// The peak to serve.
     pub peak_qps: f64,
-    /// Little's Law: `max_num_seqs / latency_s`.
+    /// Little's Law on the batch: `max_num_seqs / batch_s`.
     pub per_replica_max_qps: f64,
     /// `ceil(peak_qps / per_replica_max_qps)`.
     pub replicas: u64,
@@ -29,14 +31,26 @@ pub struct Sizing {
     pub replicas_at_saturation: Option<u64>,
 }
 
+/// What a fleet is sized from.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SizeInput {
+    /// Concurrency cap per replica (`--max-num-seqs`).
+    pub max_num_seqs: f64,
+    /// Mean time in the batch with the batch full, first scheduled to last token.
+    pub batch_s: f64,
+    /// The peak to serve.
+    pub peak_qps: f64,
+    /// Per-replica QPS at the knee, from a sweep.
+    #[serde(default)]
+    pub knee_qps: Option<f64>,
+    /// Per-replica QPS at saturation, from a sweep.
+    #[serde(default)]
+    pub saturation_qps: Option<f64>,
+}
+
 /// Sizes a fleet; `knee_qps` and `saturation_qps` come from a sweep when available.
-pub fn size(
-    max_num_seqs: f64,
-    latency_s: f64,
-    peak_qps: f64,
-    knee_qps: Option<f64>,
-    saturation_qps: Option<f64>,
-) -> Result<Sizing, ConfigError> {
+pub fn size(input: &SizeInput) -> Result<Sizing, ConfigError> {
+    let SizeInput { max_num_seqs, batch_s, peak_qps, knee_qps, saturation_qps } = *input;
     let check = |name: &str, v: f64, at_least_one: bool| {
         let ok = v.is_finite() && v <= 1e12 && if at_least_one { v >= 1.0 } else { v > 0.0 };
         if ok {
@@ -47,7 +61,7 @@ pub fn size(
         }
     };
     check("max_num_seqs", max_num_seqs, true)?;
-    check("latency_s", latency_s, false)?;
+    check("batch_s", batch_s, false)?;
     check("peak_qps", peak_qps, false)?;
     if let Some(q) = knee_qps {
         check("knee_qps", q, false)?;
@@ -55,7 +69,7 @@ pub fn size(
     if let Some(q) = saturation_qps {
         check("saturation_qps", q, false)?;
     }
-    let per_replica_max_qps = max_num_seqs / latency_s;
+    let per_replica_max_qps = max_num_seqs / batch_s;
     // Each input is in range on its own, yet their quotient can still be absurd (1e12 QPS on
     // replicas that serve 1e-12 each); say so instead of saturating a count.
     let count = |per_replica_qps: f64, of: &str| {
@@ -73,10 +87,10 @@ pub fn size(
     };
     Ok(Sizing {
         max_num_seqs,
-        latency_s,
+        batch_s,
         peak_qps,
         per_replica_max_qps,
-        replicas: count(per_replica_max_qps, "max_num_seqs / latency_s")?,
+        replicas: count(per_replica_max_qps, "max_num_seqs / batch_s")?,
         knee_qps,
         replicas_at_knee: knee_qps.map(|q| count(q, "knee_qps")).transpose()?,
         saturation_qps,
@@ -99,6 +113,16 @@ pub fn replicas(peak_qps: f64, per_replica_qps: f64) -> u64 {
 mod tests {
     use super::*;
 
+    fn size(
+        max_num_seqs: f64,
+        batch_s: f64,
+        peak_qps: f64,
+        knee_qps: Option<f64>,
+        saturation_qps: Option<f64>,
+    ) -> Result<Sizing, ConfigError> {
+        super::size(&SizeInput { max_num_seqs, batch_s, peak_qps, knee_qps, saturation_qps })
+    }
+
     #[test]
     fn the_lessons_example() {
         let s = size(64.0, 8.0, 100.0, None, None).unwrap();
@@ -120,7 +144,7 @@ mod tests {
     #[test]
     fn bad_inputs_name_the_field() {
         assert_eq!(size(0.0, 8.0, 1.0, None, None).unwrap_err().path, "max_num_seqs");
-        assert_eq!(size(8.0, f64::NAN, 1.0, None, None).unwrap_err().path, "latency_s");
+        assert_eq!(size(8.0, f64::NAN, 1.0, None, None).unwrap_err().path, "batch_s");
         assert_eq!(size(8.0, 1.0, -1.0, None, None).unwrap_err().path, "peak_qps");
     }
 

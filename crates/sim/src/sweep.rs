@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::capacity::{self, Capacity};
 use crate::config::{Config, LoadConfig, LoadMode};
 use crate::error::ConfigError;
+use crate::limits::{self, Limits};
 use crate::scenario::{Load, Scenario, Slo};
 use crate::simulation::{Options, Simulation};
 use crate::summary::{Outcome, Summary};
@@ -65,6 +66,9 @@ pub struct Sweep {
     pub saturation: Option<Saturation>,
     /// DistServe's goodput: the highest offered rate with attainment at or above the target.
     pub distserve_goodput_rps: Option<f64>,
+    /// The replica's limits (sequence cap, KV cache, prefill), estimated from its parameters,
+    /// to set beside the measured saturation.
+    pub limits: Limits,
 }
 
 /// Options of a sweep.
@@ -111,6 +115,7 @@ pub struct SweepRun {
     capacity: Capacity,
     loads: Vec<f64>,
     outcomes: Vec<Outcome>,
+    limits: Limits,
 }
 
 /// The most load points one sweep takes: each is a whole run.
@@ -140,7 +145,8 @@ impl SweepRun {
             None => Scenario::new(&probe)?,
         };
         let capacity = base.capacity.unwrap_or_else(|| capacity::measure(&base));
-        Ok(SweepRun { base, mode: config.load.mode, capacity, loads: loads.to_vec(), outcomes: Vec::new() })
+        let limits = limits::limits(&base);
+        Ok(SweepRun { base, mode: config.load.mode, capacity, loads: loads.to_vec(), outcomes: Vec::new(), limits })
     }
 
     /// Runs the next load point; returns whether any remain.
@@ -180,7 +186,12 @@ impl SweepRun {
 
     /// The sweep so far, judged under `slo`, with the knee at attainment `target`.
     pub fn assemble(&self, slo: Slo, target: f64) -> Sweep {
-        assemble(self.mode, self.capacity, &self.loads, &self.outcomes, slo, target)
+        assemble(self.mode, self.capacity, self.limits, &self.loads, &self.outcomes, slo, target)
+    }
+
+    /// The replica's estimated limits.
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 }
 
@@ -217,9 +228,13 @@ pub fn sweep_with_progress(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Sweep, ConfigError> {
     check_target(options.attainment_target)?;
-    let (cap, outcomes) = sweep_outcomes(config, loads, options.capacity, progress)?;
+    let mut run = SweepRun::new(config, loads, options.capacity)?;
+    while !run.is_done() {
+        run.step()?;
+        progress(run.outcomes.len(), loads.len());
+    }
     let slo = Slo { ttft_s: config.slo.ttft_ms / 1e3, tpot_s: config.slo.tpot_ms / 1e3 };
-    Ok(assemble(config.load.mode, cap, loads, &outcomes, slo, options.attainment_target))
+    Ok(run.assemble(slo, options.attainment_target))
 }
 
 /// Checks an SLO-attainment target: a fraction above 0 and at most 1.
@@ -233,7 +248,15 @@ pub fn check_target(target: f64) -> Result<(), ConfigError> {
 
 /// Builds a [`Sweep`] from outcomes, judging goodput under `slo` (which may differ from the SLOs
 /// the runs were made with: SLOs do not change what the engine does).
-pub fn assemble(mode: LoadMode, cap: Capacity, loads: &[f64], outcomes: &[Outcome], slo: Slo, target: f64) -> Sweep {
+pub fn assemble(
+    mode: LoadMode,
+    cap: Capacity,
+    limits: Limits,
+    loads: &[f64],
+    outcomes: &[Outcome],
+    slo: Slo,
+    target: f64,
+) -> Sweep {
     let points: Vec<SweepPoint> = loads
         .iter()
         .zip(outcomes)
@@ -267,6 +290,7 @@ pub fn assemble(mode: LoadMode, cap: Capacity, loads: &[f64], outcomes: &[Outcom
         points,
         knee,
         saturation,
+        limits,
     }
 }
 

@@ -179,7 +179,7 @@ pub fn draw_target(canvas: &JsValue, dark: &JsValue) -> Result<(HtmlCanvasElemen
 
 /// What a JS value is, in a few words, for messages (never Rust's debug text). Only `typeof`
 /// checks, which no proxy or getter can make throw.
-fn describe(value: &JsValue) -> String {
+pub(crate) fn describe(value: &JsValue) -> String {
     if value.is_undefined() {
         "undefined".into()
     } else if value.is_null() {

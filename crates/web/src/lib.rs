@@ -50,22 +50,24 @@ pub fn sweep(config: JsValue, loads: JsValue) -> Result<JsValue, JsError> {
     to_js(&sweep::sweep(&config, &loads, SweepOptions::default()).map_err(boundary::core)?)
 }
 
-/// Little's Law sizing (the CLI's `kneelab size`).
+/// Little's Law sizing (the CLI's `kneelab size`): `{max_num_seqs, batch_s, peak_qps,
+/// knee_qps?, saturation_qps?}`, the W being the time in the batch.
 #[wasm_bindgen]
-pub fn size(
-    max_num_seqs: JsValue,
-    latency_s: JsValue,
-    peak_qps: JsValue,
-    knee_qps: JsValue,
-    saturation_qps: JsValue,
-) -> Result<JsValue, JsError> {
-    let sizing = kneelab_sim::size(
-        boundary::number(&max_num_seqs, "max_num_seqs")?,
-        boundary::number(&latency_s, "latency_s")?,
-        boundary::number(&peak_qps, "peak_qps")?,
-        boundary::optional_number(&knee_qps, "knee_qps")?,
-        boundary::optional_number(&saturation_qps, "saturation_qps")?,
-    );
+pub fn size(input: JsValue) -> Result<JsValue, JsError> {
+    let get = |name: &str| js_sys::Reflect::get(&input, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
+    if !input.is_object() {
+        return Err(JsError::new(&format!(
+            "size: want an object {{max_num_seqs, batch_s, peak_qps}}, got {}",
+            boundary::describe(&input)
+        )));
+    }
+    let sizing = kneelab_sim::size(&kneelab_sim::SizeInput {
+        max_num_seqs: boundary::number(&get("max_num_seqs"), "max_num_seqs")?,
+        batch_s: boundary::number(&get("batch_s"), "batch_s")?,
+        peak_qps: boundary::number(&get("peak_qps"), "peak_qps")?,
+        knee_qps: boundary::optional_number(&get("knee_qps"), "knee_qps")?,
+        saturation_qps: boundary::optional_number(&get("saturation_qps"), "saturation_qps")?,
+    });
     to_js(&sizing.map_err(boundary::core)?)
 }
 
