@@ -72,7 +72,8 @@ test('wrong arguments from JS are errors naming them, and the Lab stays usable',
     attempt(() => lab.metricsText(5));
     attempt(() => lab.drawLatency({}, false));
     attempt(() => wasm.sweep({}, [0.5, 'x']));
-    attempt(() => wasm.size(64, Symbol('s'), 40));
+    attempt(() => wasm.size({ max_num_seqs: 64, batch_s: Symbol('s'), peak_qps: 40 }));
+    attempt(() => wasm.size(64));
     attempt(() => new wasm.SweepJob({}, 7));
     // After every failure above, the same Lab takes a config and runs.
     lab.setConfig(config);
@@ -90,7 +91,8 @@ test('wrong arguments from JS are errors naming them, and the Lab stays usable',
     expect.stringMatching(/^model_name: expected a string, got the number 5$/),
     expect.stringMatching(/^canvas: expected a <canvas> element, got an object$/),
     expect.stringMatching(/^loads\[1\]: expected a number, got the string "x"$/),
-    expect.stringMatching(/^latency_s: expected a number, got a symbol$/),
+    expect.stringMatching(/^batch_s: expected a number, got a symbol$/),
+    expect.stringMatching(/^size: expected an object \{max_num_seqs, batch_s, peak_qps\}, got the number 64$/),
     expect.stringMatching(/^loads: expected an array of numbers, got the number 7$/),
   ]);
   expect(result.throughput).toBeGreaterThan(0);

@@ -148,7 +148,11 @@ async function fuzzWasm({ seed, count, selfThrowing = false }) {
   const calls = [
     ['simulate', () => wasm.simulate(arg())],
     ['sweep', () => wasm.sweep(chance(0.7) ? randomConfig() : hostile(), loadsArg())],
-    ['size', () => wasm.size(...Array.from({ length: int(6) }, () => (chance(0.5) ? 1 + rand() * 100 : hostile0())))],
+    ['size', () => {
+      const pick = () => (chance(0.5) ? 1 + rand() * 100 : hostile0());
+      const fields = ['max_num_seqs', 'batch_s', 'peak_qps', 'knee_qps', 'saturation_qps'];
+      return wasm.size(chance(0.8) ? Object.fromEntries(fields.filter(() => chance(0.9)).map((f) => [f, pick()])) : pick());
+    }],
     ['version', () => wasm.version()],
     ['setConfig', () => labOf().setConfig(arg())],
     ['setLoad', () => labOf().setLoad(chance(0.5) ? rand() * 1.2 : hostile0())],

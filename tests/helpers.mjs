@@ -77,3 +77,24 @@ export async function openPage(page, path = '/') {
     throw new Error(`the page failed to initialise: ${message ?? '(no message in the page)'}`);
   }
 }
+
+/** Sets the main lab's (`#lab`) state as a script would, and waits for it to settle. */
+export async function setLab(page, partial) {
+  await page.locator('#lab').evaluate(async (el, p) => {
+    await el.ready;
+    el.state = p;
+    await el.idle();
+  }, partial);
+}
+
+/** How many pixels of a canvas differ from its top-left pixel (0 for a blank canvas). */
+export function inkedPixels(canvas) {
+  const ctx = canvas.getContext('2d');
+  if (!canvas.width || !canvas.height) return 0;
+  const { data } = ctx.getImageData(0, 0, canvas.width, canvas.height);
+  let n = 0;
+  for (let i = 4; i < data.length; i += 4) {
+    if (data[i] !== data[0] || data[i + 1] !== data[1] || data[i + 2] !== data[2] || data[i + 3] !== data[3]) n++;
+  }
+  return n;
+}

@@ -1,7 +1,7 @@
 // The lesson page (www/index.html) beat by beat: predict-then-reveal gating, the Little's Law
 // calculator, recall cards, the simulated /metrics panel, URL state, goodput, open vs closed
 // loop, worked examples, and full-page screenshots at 1280 and 380 px.
-import { test, expect, openPage } from './helpers.mjs';
+import { test, expect, inkedPixels, openPage, setLab } from './helpers.mjs';
 
 /** Waits until the main lab (or another, by CSS selector) has no work pending. */
 async function labIdle(page, selector = '#lab') {
@@ -11,25 +11,6 @@ async function labIdle(page, selector = '#lab') {
   });
 }
 
-/** Sets the main lab's state as a script would, and waits for it to settle. */
-async function setLab(page, partial) {
-  await page.locator('#lab').evaluate(async (el, p) => {
-    el.state = p;
-    await el.idle();
-  }, partial);
-}
-
-/** How many pixels of a canvas differ from its top-left pixel (0 for a blank canvas). */
-function inkedPixels(canvas) {
-  const ctx = canvas.getContext('2d');
-  if (!canvas.width || !canvas.height) return 0;
-  const { data } = ctx.getImageData(0, 0, canvas.width, canvas.height);
-  let n = 0;
-  for (let i = 4; i < data.length; i += 4) {
-    if (data[i] !== data[0] || data[i + 1] !== data[1] || data[i + 2] !== data[2] || data[i + 3] !== data[3]) n++;
-  }
-  return n;
-}
 
 const dataValue = async (locator) => Number(await locator.getAttribute('data-value'));
 
@@ -60,9 +41,12 @@ async function revealAll(page) {
       input.value = v;
       input.dispatchEvent(new Event('input', { bubbles: true }));
     }
-    document.querySelector('[data-step="5"] button.reveal').click();
     document.getElementById('ll-use-knee').click();
   });
+  // Step 5 opens once the engine has measured its time in the batch, when the step comes near.
+  const step5 = page.locator('[data-step="5"]');
+  await step5.scrollIntoViewIfNeeded();
+  await step5.locator('button.reveal').click();
 }
 
 test.describe('predict, then reveal', () => {
@@ -112,40 +96,58 @@ test.describe('predict, then reveal', () => {
     expect(factor).toBeGreaterThan(3);
   });
 
-  test('step 5 takes two numbers and checks them against Little’s Law', async ({ page }) => {
+  test('step 5 asks with the engine’s time in the batch, and its answer is the chat replica’s saturation within 15%', async ({ page }) => {
     await openPage(page);
     const step = page.locator('[data-step="5"]');
+    await step.scrollIntoViewIfNeeded();
     const reveal = step.getByRole('button', { name: /Reveal/ });
     await expect(reveal).toBeDisabled();
-    await step.locator('#step5-qps').fill('8');
+    // The question quotes the engine's W, first scheduled to last token, and the longer E2E.
+    await expect(step.locator('[data-live=q_batch]')).toHaveText(/^\d+(\.\d+)? s$/);
+    const w = parseFloat(await step.locator('[data-live=q_batch]').textContent());
+    const e2e = parseFloat(await step.locator('[data-live=q_e2e]').textContent());
+    expect(e2e).toBeGreaterThan(w * 1.3);
+    await step.locator('#step5-qps').fill(String(Math.round((64 / w) * 100) / 100));
     await expect(reveal).toBeDisabled(); // one number is not a committed guess
     await step.locator('#step5-replicas').fill('-1');
     await expect(reveal).toBeDisabled();
-    await step.locator('#step5-replicas').fill('13');
+    await step.locator('#step5-replicas').fill(String(Math.ceil(100 / (64 / w))));
     await expect(reveal).toBeEnabled();
     await reveal.click();
     const body = step.locator('.reveal-body');
     await expect(body.locator('[data-verdict]')).toHaveAttribute('data-correct', 'true');
-    await expect(body.locator('[data-live=replicas]')).toHaveText('13');
-    await expect(body.locator('[data-live=qps]')).toHaveText('8.00 req/s');
+    const qps = parseFloat(await body.locator('[data-live=qps]').textContent());
+    expect(Math.abs(qps - 64 / w) / qps).toBeLessThan(0.01);
     await labIdle(page, '[data-step="5"] knee-lab');
+    // The step's lab is the same chat replica: its measured saturation is within 15% of 64 / W,
+    // while cap / E2E (the queue counted in) is far off.
+    const r = await step.locator('knee-lab').evaluate((el) => el.readouts);
+    expect(Math.abs(qps / r.saturation_rps - 1)).toBeLessThan(0.15);
+    const naive = parseFloat(await body.locator('[data-live=naive_qps]').textContent());
+    expect(Math.abs(naive / r.saturation_rps - 1)).toBeGreaterThan(0.3);
+    await expect(body.locator('[data-live=engine_check]')).toContainText('sequence cap');
     await expect.poll(() => step.locator('knee-lab #chart-queue').evaluate(inkedPixels)).toBeGreaterThan(1000);
-    // The engine's own Little's Law: L and lambda x W agree within a few percent.
+    // The engine's own Little's Law, for each part: the batch and the whole replica.
     await expect(body.locator('[data-live=lw]')).not.toHaveText('—');
-    const l = parseFloat(await body.locator('[data-live=littles_l]').textContent());
-    const lw = parseFloat(await body.locator('[data-live=lw]').textContent());
-    expect(Math.abs(l / lw - 1)).toBeLessThan(0.05);
+    for (const [l, lw] of [['littles_l', 'lw'], ['littles_batch_l', 'lw_batch']]) {
+      const a = parseFloat(await body.locator(`[data-live=${l}]`).textContent());
+      const b = parseFloat(await body.locator(`[data-live=${lw}]`).textContent());
+      expect(Math.abs(a / b - 1), l).toBeLessThan(0.05);
+    }
+    const running = parseFloat(await body.locator('[data-live=littles_batch_l]').textContent());
+    const inFlight = parseFloat(await body.locator('[data-live=littles_l]').textContent());
+    expect(running).toBeLessThanOrEqual(inFlight);
   });
 });
 
 test.describe("Little's Law calculator", () => {
-  test('cap 64, latency 8 s, peak 100 QPS give 8 QPS per replica and 13 replicas; bad input keeps them', async ({ page }) => {
+  test('cap 64, 8 s in the batch, peak 100 QPS give 8 QPS per replica and 13 replicas; bad input keeps them', async ({ page }) => {
     await openPage(page);
     const form = page.locator('#ll-form');
     const qps = form.locator('[data-metric=ll_max_qps]');
     const replicas = form.locator('[data-metric=ll_replicas]');
     await form.locator('#ll-cap').fill('64');
-    await form.locator('#ll-latency-s').fill('8');
+    await form.locator('#ll-batch-s').fill('8');
     await form.locator('#ll-peak-qps').fill('100');
     await expect(qps).toHaveAttribute('data-value', '8');
     await expect(replicas).toHaveAttribute('data-value', '13');
@@ -153,17 +155,17 @@ test.describe("Little's Law calculator", () => {
 
     // Another case, to show the numbers are computed: 32 / 4 s = 8, ceil(50 / 8) = 7.
     await form.locator('#ll-cap').fill('32');
-    await form.locator('#ll-latency-s').fill('4');
+    await form.locator('#ll-batch-s').fill('4');
     await form.locator('#ll-peak-qps').fill('50');
     await expect(replicas).toHaveAttribute('data-value', '7');
     await form.locator('#ll-cap').fill('64');
-    await form.locator('#ll-latency-s').fill('8');
+    await form.locator('#ll-batch-s').fill('8');
     await form.locator('#ll-peak-qps').fill('100');
     await expect(replicas).toHaveAttribute('data-value', '13');
 
     const bad = [
-      ['#ll-latency-s', '0'],
-      ['#ll-latency-s', '-3'],
+      ['#ll-batch-s', '0'],
+      ['#ll-batch-s', '-3'],
       ['#ll-peak-qps', ''],
       ['#ll-cap', '2.5'],
       ['#ll-cap', '1e9'],
@@ -256,7 +258,7 @@ test('the /metrics panel uses vLLM names and follows the lab’s load', async ({
   await expect(panel).not.toHaveText(lowText);
   expect(await waiting()).toBeGreaterThan(low + 10);
   // The reading beside it says what the queue means.
-  await expect(page.locator('#metrics-reading')).toContainText('scale out');
+  await expect(page.locator('#metrics-reading')).toContainText('time to scale out');
   // The page's own load slider in the section drives the same replica.
   await page.locator('#cluster-load').fill('40');
   await expect.poll(() => page.locator('#lab').evaluate((el) => el.state.load)).toBe(0.4);

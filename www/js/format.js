@@ -27,9 +27,36 @@ export function formatRate(rps) {
   return `${rps < 10 ? rps.toFixed(2) : rps < 100 ? rps.toFixed(1) : Math.round(rps)} req/s`;
 }
 
-const PERCENT = new Set(['slo_attainment', 'kv_cache_usage', 'load', 'offered_load', 'knee_load', 'saturation_load', 'littles_rel_error']);
-const COUNT = new Set(['num_preemptions', 'users', 'requests_completed', 'num_requests_running_now', 'num_requests_waiting_now', 'sweep_points']);
-const MEAN_COUNT = new Set(['num_requests_running', 'num_requests_waiting', 'littles_l', 'knee_running']);
+const PERCENT = new Set([
+  'slo_attainment',
+  'kv_cache_usage',
+  'load',
+  'offered_load',
+  'knee_load',
+  'saturation_load',
+  'littles_rel_error',
+  'littles_batch_rel_error',
+]);
+const COUNT = new Set([
+  'num_preemptions',
+  'users',
+  'requests_completed',
+  'num_requests_running_now',
+  'num_requests_waiting_now',
+  'sweep_points',
+  'waiting_window_max',
+]);
+const MEAN_COUNT = new Set([
+  'num_requests_running',
+  'num_requests_waiting',
+  'littles_l',
+  'littles_batch_l',
+  'knee_running',
+  'saturation_running',
+  'waiting_window_mean',
+  'waiting_window_first_half',
+  'waiting_window_second_half',
+]);
 
 /** Formats a readout by its name's unit. */
 export function formatMetric(name, value) {
@@ -37,7 +64,7 @@ export function formatMetric(name, value) {
   if (PERCENT.has(name)) return formatPercent(value);
   if (COUNT.has(name)) return Math.round(value).toLocaleString('en-US');
   if (MEAN_COUNT.has(name)) return value < 10 ? value.toFixed(1) : Math.round(value).toLocaleString('en-US');
-  if (name === 'output_tokens_per_s') return `${Math.round(value).toLocaleString('en-US')} tok/s`;
+  if (name === 'output_tokens_per_s' || name === 'limit_prefill_tokens_per_s') return `${Math.round(value).toLocaleString('en-US')} tok/s`;
   if (name.endsWith('_rps')) return formatRate(value);
   if (name.endsWith('_s') || /_(mean|p50|p90|p99)$/.test(name)) return formatSeconds(value);
   return String(value);

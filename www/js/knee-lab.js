@@ -7,7 +7,7 @@
 // workload (chat | rag), preset (llama-3-8b-a100 | llama-3-8b-h100), max-num-seqs,
 // chunked-prefill (true | false), max-num-batched-tokens, slo-ttft-ms, slo-tpot-ms,
 // think-time-s, kv-cache-tokens, requests, seed; panels (latency throughput queue timeline
-// goodput), controls (load mode engine slo model) and metrics (readout names, see METRIC_LABELS)
+// goodput limits), controls (load mode engine slo model) and metrics (readout names, see METRIC_LABELS)
 // pick what is shown. A value that cannot be read (empty, not a decimal number, out of range, an
 // unknown name) is an error on the page naming the attribute, and the setting keeps its last
 // good value; removing an attribute restores the default.
@@ -47,7 +47,7 @@ export const BUDGETS = [256, 512, 1024, 2048, 4096, 8192];
 /** KV cache sizes in tokens: an 80 GB card holds about 440k of Llama-3-8B; less is what a
  * smaller card, a bigger model or a lower --gpu-memory-utilization leaves. */
 export const KV_CACHE_TOKENS = [50000, 100000, 200000, 440000];
-const ALL_PANELS = ['latency', 'throughput', 'queue', 'timeline', 'goodput'];
+const ALL_PANELS = ['latency', 'throughput', 'queue', 'timeline', 'goodput', 'limits'];
 const DEFAULT_PANELS = ['latency', 'throughput', 'queue'];
 const ALL_CONTROLS = ['load', 'mode', 'engine', 'slo', 'model'];
 /** Labels of the readouts a lab can show (`metrics` attribute); the first ten are the default. */
@@ -79,6 +79,9 @@ export const METRIC_LABELS = {
   distserve_goodput_rps: 'DistServe goodput',
   littles_l: 'L (in flight)',
   littles_w_s: 'W (mean E2E)',
+  littles_batch_l: 'L (running)',
+  littles_batch_w_s: 'W (time in the batch)',
+  batch_mean: 'Time in the batch',
   littles_lambda_rps: 'λ (completions/s)',
   base_latency_s: 'Unloaded latency',
   open_same_ttft_p99: 'Open loop TTFT p99, same throughput',
@@ -312,9 +315,43 @@ function template(id) {
       <canvas id="chart-goodput" role="img" aria-label="Goodput against the TTFT SLO"></canvas>
       <figcaption>Goodput at the slider's load for every TTFT SLO (TPOT SLO held); throughput does not care.</figcaption>
     </figure>
+    <figure data-panel="limits">
+      <canvas id="chart-limits" role="img" aria-label="The replica's limits and its measured saturation"></canvas>
+      <figcaption>The replica's limits, estimated from its engine and workload, beside the engine's measured saturation:
+        <span id="limits-sentence">measuring…</span></figcaption>
+    </figure>
   </div>
   <p class="sr-only" aria-live="polite" id="live-summary"></p>
 </div>`;
+}
+
+/** The limits a readout map names (`limit_*_rps`), in the order the chart draws them. */
+const LIMITS = [
+  ['seq_cap', 'the sequence cap'],
+  ['kv_cache', 'the KV cache'],
+  ['prefill', 'prefill'],
+];
+
+/**
+ * Which limit binds and by how much, in words, from readouts (`limit_seq_cap_rps`,
+ * `limit_kv_cache_rps`, `limit_prefill_rps`, `limit_prefill_tokens_per_s`, `limit_rps`,
+ * `capacity_rps`); null until they are known. The binding limit is the one whose rate is the
+ * engine's estimate (`limit_rps`): the rule that picks it lives in the engine.
+ */
+export function describeLimits(r) {
+  if (r.limit_rps == null) return null;
+  const binding = LIMITS.find(([key]) => r[`limit_${key}_rps`] === r.limit_rps);
+  // On a near tie the engine names prefill: say why a lower bar does not bind.
+  const lower = LIMITS.find(([key]) => r[`limit_${key}_rps`] < r.limit_rps);
+  const why = lower
+    ? `: ${lower[1]} sits just below it only because prefill chunks make every step long, and raising it buys almost nothing`
+    : '';
+  return (
+    `the sequence cap ÷ time in the batch allows ${formatRate(r.limit_seq_cap_rps)}, prefill ` +
+    `${formatRate(r.limit_prefill_rps)} (${Math.round(r.limit_prefill_tokens_per_s).toLocaleString('en-US')} prefill tokens/s ÷ the mean prompt) ` +
+    `and the KV cache ${formatRate(r.limit_kv_cache_rps)}, so ${binding ? binding[1] : 'none of them'} binds${why}; ` +
+    `the engine saturates at ${formatRate(r.capacity_rps)}.`
+  );
 }
 
 let instances = 0;
@@ -857,6 +894,7 @@ export class KneeLab extends HTMLElement {
       queue: () => lab.drawQueue(root.getElementById('chart-queue'), dark),
       timeline: () => lab.drawTimeline(root.getElementById('chart-timeline'), dark),
       goodput: () => lab.drawGoodputSlo(root.getElementById('chart-goodput'), dark),
+      limits: () => lab.drawLimits(root.getElementById('chart-limits'), dark),
     };
     for (const panel of this.#panels) {
       try {
@@ -1042,6 +1080,11 @@ export class KneeLab extends HTMLElement {
       'aria-label',
       `Requests running and waiting over time ${at}: on average ${formatMetric('num_requests_running', r.num_requests_running)} running and ${formatMetric('num_requests_waiting', r.num_requests_waiting)} waiting.`,
     );
+    const limits = describeLimits(r);
+    if (limits) {
+      this.#el('limits-sentence').textContent = limits;
+      this.#el('chart-limits').setAttribute('aria-label', `The replica's limits: ${limits}`);
+    }
   }
 
   #setStatus(text, kind = 'info') {

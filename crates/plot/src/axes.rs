@@ -44,6 +44,20 @@ pub(crate) struct TickSet {
     pub step: f64,
 }
 
+impl Axis<'static> {
+    /// A requests-per-second axis from 0 to `hi`, gridded, titled for the chart's width.
+    pub fn rate(hi: f64, narrow: bool) -> Self {
+        Axis {
+            lo: 0.0,
+            hi,
+            ticks: Ticks::Nice,
+            format: &crate::format::format_tick,
+            title: if narrow { "req/s" } else { "requests/s" }.into(),
+            grid: true,
+        }
+    }
+}
+
 impl Axis<'_> {
     /// Tick positions with at most `max_count` labelled.
     pub fn ticks(&self, max_count: usize) -> TickSet {

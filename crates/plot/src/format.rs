@@ -55,6 +55,21 @@ pub fn format_percent(fraction: f64) -> String {
 
 /// A tick value on an axis whose ticks are `step` apart, with just enough decimals to tell
 /// neighbouring ticks apart ("0", "20", "2.5", "0.25").
+/// Requests per second as the page writes them: "4.25 req/s", "13.7 req/s", "140 req/s".
+pub fn format_rate(rps: f64) -> String {
+    if !rps.is_finite() {
+        return MISSING.to_string();
+    }
+    let digits = if rps < 10.0 {
+        2
+    } else if rps < 100.0 {
+        1
+    } else {
+        0
+    };
+    format!("{rps:.digits$} req/s")
+}
+
 pub(crate) fn format_tick(v: f64, step: f64) -> String {
     if !v.is_finite() {
         return MISSING.to_string();

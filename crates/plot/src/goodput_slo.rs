@@ -5,7 +5,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::axes::{Axis, Ticks};
-use crate::format::{format_seconds, format_tick};
+use crate::format::format_seconds;
 use crate::frame::{self, DrawResult};
 use crate::geom::{self, Span};
 use crate::legend::{Item, Swatch};
@@ -52,14 +52,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &GoodputSlo
         title: if narrow { "TTFT SLO (log)" } else { "TTFT SLO (log scale)" }.into(),
         grid: true,
     };
-    let y = Axis {
-        lo: 0.0,
-        hi: y_hi,
-        ticks: Ticks::Nice,
-        format: &format_tick,
-        title: if narrow { "req/s" } else { "requests/s" }.into(),
-        grid: true,
-    };
+    let y = Axis::rate(y_hi, narrow);
     let t = style.theme();
     let legend = [
         Item { label: "throughput".into(), swatch: Swatch::Line { color: t.series.blue, dashed: true } },

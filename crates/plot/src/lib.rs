@@ -16,6 +16,7 @@
 //! | [`queue`] | `num_requests_running` and `num_requests_waiting` over simulated time |
 //! | [`timeline`] | the two clocks: queue wait, prefill and token drip of a few requests |
 //! | [`goodput_slo`] | goodput against the TTFT SLO, beside throughput |
+//! | [`limits`] | a replica's limits as bars, the binding one named, and the measured saturation |
 //!
 //! The area's size is in physical pixels (CSS px x device pixel ratio); [`Style::scale`] is
 //! that ratio, and fonts, strokes and markers grow with it. Layout adapts to the width: below
@@ -70,11 +71,12 @@ mod style;
 
 pub mod goodput_slo;
 pub mod latency;
+pub mod limits;
 pub mod queue;
 pub mod throughput;
 pub mod timeline;
 
-pub use format::{format_percent, format_seconds};
+pub use format::{format_percent, format_rate, format_seconds};
 pub use frame::DrawResult;
 /// The plotters this crate draws with, so callers build areas with the same version.
 pub use plotters;

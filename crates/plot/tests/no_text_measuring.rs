@@ -5,7 +5,7 @@
 mod common;
 
 use common::{Chart, all_charts};
-use kneelab_plot::{Style, goodput_slo, latency, queue, throughput, timeline};
+use kneelab_plot::{Style, goodput_slo, latency, limits, queue, throughput, timeline};
 use plotters::prelude::*;
 use plotters_backend::{BackendColor, BackendCoord, BackendTextStyle, DrawingErrorKind};
 use std::cell::Cell;
@@ -83,6 +83,7 @@ fn no_chart_asks_the_backend_to_measure_text() {
                     Chart::Queue(d) => queue::draw(&area, d, &style),
                     Chart::Timeline(d) => timeline::draw(&area, d, &style),
                     Chart::GoodputSlo(d) => goodput_slo::draw(&area, d, &style),
+                    Chart::Limits(d) => limits::draw(&area, d, &style),
                 };
                 result.unwrap_or_else(|e| panic!("{}: {e:?}", chart.name()));
             }

@@ -33,6 +33,12 @@ fn expected_texts(chart: &Chart, narrow: bool) -> Vec<&'static str> {
             vec!["time since first arrival (ms)", "req 1", "req 6", "queue wait", "prefill", "tokens", "TTFT 160 ms"]
         }
         Chart::GoodputSlo(_) => vec![if narrow { "TTFT SLO (log)" } else { "TTFT SLO (log scale)" }, rate, "1 s"],
+        Chart::Limits(_) => vec![
+            rate,
+            if narrow { "seq cap" } else { "sequence cap" },
+            "4.25 req/s, binds",
+            "engine saturates at 4.24 req/s",
+        ],
     }
 }
 

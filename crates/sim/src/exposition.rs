@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::summary::Outcome;
+use crate::summary::{Outcome, buckets};
 
 /// vLLM's bucket bounds for `vllm:time_to_first_token_seconds`.
 pub const TTFT_BUCKETS_S: [f64; 22] = [
@@ -14,6 +14,17 @@ pub const TTFT_BUCKETS_S: [f64; 22] = [
 /// vLLM's bucket bounds for `vllm:inter_token_latency_seconds`.
 pub const ITL_BUCKETS_S: [f64; 19] =
     [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0];
+
+/// vLLM's bucket bounds for `vllm:request_time_per_output_token_seconds` (as for ITL).
+pub const TPOT_BUCKETS_S: [f64; 19] = ITL_BUCKETS_S;
+
+/// vLLM's bucket bounds for the request-phase histograms: `vllm:e2e_request_latency_seconds`,
+/// `vllm:request_queue_time_seconds`, `vllm:request_prefill_time_seconds` and
+/// `vllm:request_decode_time_seconds`.
+pub const REQUEST_LATENCY_BUCKETS_S: [f64; 21] = [
+    0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0,
+    1920.0, 7680.0,
+];
 
 /// The `/metrics` text of a run: gauges as at the end of the run, counters and histograms over
 /// the measured window. `model` is the `model_name` label.
@@ -68,6 +79,40 @@ pub fn prometheus_text(outcome: &Outcome, model: &str) -> String {
         outcome.ttft_samples_s.len() as u64,
         outcome.ttft_samples_s.iter().sum(),
     );
+    let r = &outcome.request_samples;
+    let mut per_request = |name: &str, help: &str, les: &[f64], samples: &[f64]| {
+        histogram(name, help, les, buckets(samples, les), samples.len() as u64, samples.iter().sum());
+    };
+    per_request(
+        "vllm:request_time_per_output_token_seconds",
+        "Histogram of time_per_output_token_seconds per request.",
+        &TPOT_BUCKETS_S,
+        &r.tpot_s,
+    );
+    per_request(
+        "vllm:e2e_request_latency_seconds",
+        "Histogram of e2e request latency in seconds.",
+        &REQUEST_LATENCY_BUCKETS_S,
+        &r.e2e_s,
+    );
+    per_request(
+        "vllm:request_queue_time_seconds",
+        "Histogram of time spent in WAITING phase for request.",
+        &REQUEST_LATENCY_BUCKETS_S,
+        &r.queue_s,
+    );
+    per_request(
+        "vllm:request_prefill_time_seconds",
+        "Histogram of time spent in PREFILL phase for request.",
+        &REQUEST_LATENCY_BUCKETS_S,
+        &r.prefill_s,
+    );
+    per_request(
+        "vllm:request_decode_time_seconds",
+        "Histogram of time spent in DECODE phase for request.",
+        &REQUEST_LATENCY_BUCKETS_S,
+        &r.decode_s,
+    );
     histogram(
         "vllm:inter_token_latency_seconds",
         "Histogram of inter-token latency in seconds.",
@@ -105,10 +150,29 @@ mod tests {
             "vllm:num_preemptions_total{",
             "vllm:time_to_first_token_seconds_bucket{",
             "vllm:inter_token_latency_seconds_bucket{",
+            "vllm:request_time_per_output_token_seconds_bucket{",
+            "vllm:e2e_request_latency_seconds_bucket{",
+            "vllm:request_queue_time_seconds_bucket{",
+            "vllm:request_prefill_time_seconds_bucket{",
+            "vllm:request_decode_time_seconds_bucket{",
             "# TYPE vllm:time_to_first_token_seconds histogram",
         ] {
             assert!(text.contains(name), "missing {name}");
         }
+        // Every request is in each phase histogram once; the phases add up to E2E.
+        let sum = |name: &str| -> f64 {
+            let line = text.lines().find(|l| l.starts_with(&format!("{name}_sum"))).unwrap();
+            line.rsplit(' ').next().unwrap().parse().unwrap()
+        };
+        for name in ["e2e_request_latency", "request_queue_time", "request_prefill_time", "request_decode_time"] {
+            let count = text.lines().find(|l| l.starts_with(&format!("vllm:{name}_seconds_count"))).unwrap();
+            assert!(count.ends_with(" 1800.0") || count.ends_with(" 1800"), "{count}");
+        }
+        let phases = sum("vllm:request_queue_time_seconds")
+            + sum("vllm:request_prefill_time_seconds")
+            + sum("vllm:request_decode_time_seconds");
+        let e2e = sum("vllm:e2e_request_latency_seconds");
+        assert!((phases / e2e - 1.0).abs() < 1e-9, "{phases} vs {e2e}");
         // Buckets are cumulative and end at the count.
         let ttft: Vec<u64> = text
             .lines()

@@ -59,7 +59,8 @@ pub use simulation::{Options, Simulation};
 pub use sizing::{SizeInput, Sizing, size};
 pub use stats::Stat;
 pub use summary::{
-    FinalState, Goodput, LittlesLaw, Outcome, STEADY_MAX_LITTLE_ERROR, STEADY_MIN_KEEP_UP, STEADY_MIN_REQUESTS, Summary,
+    FinalState, Goodput, LittlesLaw, Outcome, RequestSamples, STEADY_MAX_LITTLE_ERROR, STEADY_MIN_KEEP_UP,
+    STEADY_MIN_REQUESTS, Summary,
 };
 pub use sweep::{Knee, Saturation, Sweep, SweepOptions, SweepPoint, SweepRun, sweep};
 

@@ -11,9 +11,9 @@
 //!   rate is what that budget leaves after the decode tokens, over the step time; divided by the
 //!   mean prompt it is a request rate.
 //!
-//! Each is a fluid (mean-value) estimate of the steady state at that limit: a step carries one
-//! decode token per decoding sequence plus the prefill inflow, and reads every running
-//! sequence's context. The engine's measured saturation sits within a few percent of the least
+//! Each is a mean-value estimate of the steady state at that limit: a step carries one decode
+//! token per decoding sequence, some steps carry a prefill chunk, and every step reads each
+//! running sequence's context. The engine's measured saturation sits within 3% of the least
 //! of them on the lesson's workloads (`tests/limits.rs` holds them to it).
 
 use serde::{Deserialize, Serialize};
@@ -121,23 +121,39 @@ pub fn limits(scenario: &Scenario) -> Limits {
     Limits { seq_cap, kv_cache, prefill, binding: binding.kind, rps: binding.rps }
 }
 
-/// The steady state with `running` sequences in the batch: each step decodes the decoding ones
-/// and computes the prefill inflow `running x prompt / steps in the batch`; a prompt takes as
-/// many steps as the budget the decodes leave requires.
+/// The steady state with `running` sequences in the batch: each step decodes the decoding ones,
+/// and a share of the steps also carries a prefill chunk (a whole short prompt, or what the
+/// budget leaves of a long one). The step time is the mixture of the two kinds of step, not the
+/// time of the mean step: a step's compute is not linear in its tokens, and a RAG replica's
+/// steps are either short decodes or full-budget prefills.
 fn full_batch(scenario: &Scenario, shape: Shape, kind: LimitKind, running: f64, budget: f64) -> Limit {
     let running = running.max(1e-9);
     let mut prefill_steps = 1.0f64;
     let mut steps = shape.decode_steps + prefill_steps;
+    let mut decoding = 0.0;
     for _ in 0..ITERATIONS {
         steps = shape.decode_steps + prefill_steps;
-        let decoding = running * shape.decode_steps / steps;
+        decoding = (running * shape.decode_steps / steps).min(budget);
         prefill_steps = (shape.prompt / (budget - decoding).max(1.0)).max(1.0);
     }
-    let tokens = (running * (shape.prompt + shape.decode_steps) / steps).min(budget);
-    let step_s = step_s(scenario, tokens, running * shape.context);
+    // Prefill tokens per step on average, carried in chunks of `chunk` by a share of the steps.
+    let prefill_per_step = running * shape.prompt / steps;
+    let chunk = (budget - decoding).max(1.0).min(shape.prompt);
+    let share = (prefill_per_step / chunk).min(1.0);
+    let context = step_s(scenario, 0.0, running * shape.context) - step_s(scenario, 0.0, 0.0);
+    let step_s =
+        (1.0 - share) * step_s(scenario, decoding, 0.0) + share * step_s(scenario, decoding + chunk, 0.0) + context;
     let batch_s = steps * step_s;
     let rps = running / batch_s;
-    Limit { kind, rps, running, batch_s, step_s, tokens_per_step: tokens, prefill_tokens_per_s: rps * shape.prompt }
+    Limit {
+        kind,
+        rps,
+        running,
+        batch_s,
+        step_s,
+        tokens_per_step: decoding + share * chunk,
+        prefill_tokens_per_s: rps * shape.prompt,
+    }
 }
 
 /// The steady state with every step's budget full: `rate x (prompt + decode steps)` tokens per

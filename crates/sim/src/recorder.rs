@@ -54,6 +54,10 @@ pub struct Recorder {
     pub queue_s: Vec<f64>,
     /// Time in the batch of each measured request: first scheduled to last token.
     pub batch_s: Vec<f64>,
+    /// Prefill time of each measured request: first scheduled to first token.
+    pub prefill_s: Vec<f64>,
+    /// Decode time of each measured request: first token to last token.
+    pub decode_s: Vec<f64>,
     /// (TTFT, TPOT or 0 for one-token answers) per measured request, for re-judging SLOs.
     pub slo_pairs: Vec<(f64, f64)>,
     /// Every inter-token gap of measured requests.
@@ -141,6 +145,8 @@ impl Recorder {
         self.e2e_s.push(e2e_s);
         self.queue_s.push(queue_s);
         self.batch_s.push(e2e_s - queue_s);
+        self.prefill_s.push(ttft_s - queue_s);
+        self.decode_s.push(e2e_s - ttft_s);
         self.slo_pairs.push((ttft_s, tpot_s.unwrap_or(0.0)));
         self.prompt_tokens += prompt as u64;
         self.generation_tokens += output as u64;

@@ -146,6 +146,8 @@ pub struct Outcome {
     pub slo_pairs: Vec<(f64, f64)>,
     /// TTFT samples (in no particular order), for Prometheus-style buckets.
     pub ttft_samples_s: Vec<f64>,
+    /// Every measured request's other latencies, for `/metrics` histograms (in no order).
+    pub request_samples: RequestSamples,
     /// Inter-token gaps.
     pub itl_histogram: LogHistogram,
     /// The queue's change points, if recorded.
@@ -167,6 +169,26 @@ pub struct FinalState {
     pub num_requests_waiting: u32,
     /// Fraction of KV cache blocks in use.
     pub kv_cache_usage: f64,
+}
+
+/// Per-request latencies of measured requests, for the histograms vLLM exports per request.
+#[derive(Clone, Debug, Default)]
+pub struct RequestSamples {
+    /// TPOT of requests with more than one output token.
+    pub tpot_s: Vec<f64>,
+    /// Arrival to last token.
+    pub e2e_s: Vec<f64>,
+    /// Arrival to first scheduled.
+    pub queue_s: Vec<f64>,
+    /// First scheduled to first token.
+    pub prefill_s: Vec<f64>,
+    /// First token to last token.
+    pub decode_s: Vec<f64>,
+}
+
+/// Cumulative counts of `samples` at each upper bound `le` (Prometheus histogram buckets).
+pub fn buckets(samples: &[f64], les: &[f64]) -> Vec<u64> {
+    les.iter().map(|&le| samples.iter().filter(|&&v| v <= le).count() as u64).collect()
 }
 
 /// Goodput under given SLOs.
@@ -247,6 +269,13 @@ impl Outcome {
             throughput_rps: lambda,
             slo_pairs: rec.slo_pairs,
             ttft_samples_s: rec.ttft_s,
+            request_samples: RequestSamples {
+                tpot_s: rec.tpot_s,
+                e2e_s: rec.e2e_s,
+                queue_s: rec.queue_s,
+                prefill_s: rec.prefill_s,
+                decode_s: rec.decode_s,
+            },
             itl_histogram: rec.itl_s,
             series: rec.series.unwrap_or_default(),
             traces: rec.traces,
@@ -261,7 +290,7 @@ impl Outcome {
 
     /// Cumulative TTFT counts at each upper bound `le` (Prometheus histogram buckets).
     pub fn ttft_buckets(&self, les: &[f64]) -> Vec<u64> {
-        les.iter().map(|&le| self.ttft_samples_s.iter().filter(|&&v| v <= le).count() as u64).collect()
+        buckets(&self.ttft_samples_s, les)
     }
 
     /// Cumulative inter-token-gap counts at each upper bound `le`, to histogram resolution.

@@ -105,6 +105,27 @@ pub fn throughput_data(sweep: Option<&Sweep>, marker: Marker) -> throughput::Thr
     }
 }
 
+/// The replica's limits beside its measured capacity (the saturated closed loop).
+pub fn limits_data(sweep: Option<&Sweep>) -> kneelab_plot::limits::LimitsData {
+    use kneelab_plot::limits::{Bar, LimitsData};
+    use kneelab_sim::LimitKind;
+    let Some(s) = sweep else { return LimitsData::default() };
+    let l = &s.limits;
+    let rows = [
+        (LimitKind::SeqCap, "sequence cap", "seq cap", l.seq_cap.rps),
+        (LimitKind::KvCache, "KV cache", "KV", l.kv_cache.rps),
+        (LimitKind::Prefill, "prefill", "prefill", l.prefill.rps),
+    ];
+    LimitsData {
+        bars: rows
+            .iter()
+            .map(|&(_, label, short, rps)| Bar { label: label.into(), short_label: short.into(), rps })
+            .collect(),
+        binding: rows.iter().position(|r| r.0 == l.binding),
+        measured_rps: Some(s.capacity_rps),
+    }
+}
+
 /// The most points a queue chart gets: more than a wide canvas has pixels is wasted work.
 const QUEUE_BUCKETS: usize = 480;
 

@@ -187,6 +187,7 @@ impl Lab {
             goodput: p.outcome.goodput(slo),
             final_state: (p.outcome.final_state.num_requests_running, p.outcome.final_state.num_requests_waiting),
             open_at_same_throughput: p.open_at_same_throughput.as_ref(),
+            series: (&p.outcome.series, p.outcome.end_s),
         });
         let mut r = readouts::build(point, sweep, self.capacity);
         r.insert("slo_ttft_s".into(), Some(slo.ttft_s));
@@ -237,6 +238,14 @@ impl Lab {
         let marker = self.marker();
         let data = charts::throughput_data(self.sweep(), marker);
         charts::draw_on(&canvas, dark, |area, style| kneelab_plot::throughput::draw(area, &data, style))
+    }
+
+    /// Draws the replica's limits and its measured saturation.
+    #[wasm_bindgen(js_name = drawLimits)]
+    pub fn draw_limits(&mut self, canvas: JsValue, dark: JsValue) -> Result<bool, JsError> {
+        let (canvas, dark) = boundary::draw_target(&canvas, &dark)?;
+        let data = charts::limits_data(self.sweep());
+        charts::draw_on(&canvas, dark, |area, style| kneelab_plot::limits::draw(area, &data, style))
     }
 
     /// Draws `num_requests_running` and `num_requests_waiting` over the current run.

@@ -57,7 +57,7 @@ pub fn size(input: JsValue) -> Result<JsValue, JsError> {
     let get = |name: &str| js_sys::Reflect::get(&input, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
     if !input.is_object() {
         return Err(JsError::new(&format!(
-            "size: want an object {{max_num_seqs, batch_s, peak_qps}}, got {}",
+            "size: expected an object {{max_num_seqs, batch_s, peak_qps}}, got {}",
             boundary::describe(&input)
         )));
     }

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use kneelab_sim::{Capacity, Goodput, Summary, Sweep};
+use kneelab_sim::{Capacity, Goodput, QueuePoint, Summary, Sweep};
 
 /// Name -> value (`None` when not known yet, e.g. the knee before the sweep has finished).
 pub type Readouts = BTreeMap<String, Option<f64>>;
@@ -19,15 +19,45 @@ pub struct PointView<'a> {
     pub final_state: (u32, u32),
     /// Closed loop only: an open loop offered the closed loop's achieved throughput.
     pub open_at_same_throughput: Option<&'a Summary>,
+    /// The queue's change points and the run's end, for gauges judged over a window.
+    pub series: (&'a [QueuePoint], f64),
+}
+
+/// The window a dashboard judges `num_requests_waiting` over, in simulated seconds: a gauge
+/// scraped once says little.
+pub const GAUGE_WINDOW_S: f64 = 60.0;
+
+/// Time-weighted mean of `num_requests_waiting` over `[from, to)`, and its maximum there.
+fn waiting_over(series: &[QueuePoint], from: f64, to: f64) -> Option<(f64, u32)> {
+    if to.is_nan() || from.is_nan() || to <= from {
+        return None;
+    }
+    let (mut area, mut max, mut seen) = (0.0, 0u32, false);
+    for (i, p) in series.iter().enumerate() {
+        let next = series.get(i + 1).map_or(to, |n| n.t_s);
+        let (a, b) = (p.t_s.max(from), next.min(to));
+        if b > a {
+            area += (b - a) * f64::from(p.waiting);
+            max = max.max(p.waiting);
+            seen = true;
+        }
+    }
+    seen.then_some((area / (to - from), max))
 }
 
 /// Builds the readouts from whatever is known.
-pub fn build(point: Option<PointView>, sweep: Option<&Sweep>, capacity: Option<Capacity>) -> Readouts {
+pub fn build(point: Option<PointView<'_>>, sweep: Option<&Sweep>, capacity: Option<Capacity>) -> Readouts {
     let mut r = Readouts::new();
     if let Some(p) = point {
         let s = p.summary;
-        let stats =
-            [("ttft", &s.ttft_s), ("tpot", &s.tpot_s), ("itl", &s.itl_s), ("e2e", &s.e2e_s), ("queue", &s.queue_s)];
+        let stats = [
+            ("ttft", &s.ttft_s),
+            ("tpot", &s.tpot_s),
+            ("itl", &s.itl_s),
+            ("e2e", &s.e2e_s),
+            ("queue", &s.queue_s),
+            ("batch", &s.batch_s),
+        ];
         for (name, stat) in stats {
             let has = stat.count > 0;
             let v = |x: f64| has.then_some(x);
@@ -52,10 +82,26 @@ pub fn build(point: Option<PointView>, sweep: Option<&Sweep>, capacity: Option<C
         r.insert("littles_lambda_rps".into(), Some(s.littles_law.lambda_rps));
         r.insert("littles_w_s".into(), Some(s.littles_law.w_s));
         r.insert("littles_rel_error".into(), Some(s.littles_law.rel_error));
+        // The same law for the batch alone: running = throughput x time in the batch.
+        r.insert("littles_batch_l".into(), Some(s.littles_law_batch.l));
+        r.insert("littles_batch_w_s".into(), Some(s.littles_law_batch.w_s));
+        r.insert("littles_batch_rel_error".into(), Some(s.littles_law_batch.rel_error));
         r.insert("users".into(), s.users.map(f64::from));
         r.insert("offered_rps".into(), s.offered_rate_rps.or_else(|| Some(s.offered_load? * s.capacity_rps?)));
         r.insert("offered_load".into(), s.offered_load);
         r.insert("truncated".into(), Some(if s.truncated { 1.0 } else { 0.0 }));
+        // The last minute of the run, and its two halves: is the queue growing or just noise?
+        let (series, end) = p.series;
+        let start = series.first().map_or(end, |q| q.t_s);
+        let from = (end - GAUGE_WINDOW_S).max(start);
+        let mid = (from + end) / 2.0;
+        if let Some((mean, max)) = waiting_over(series, from, end) {
+            r.insert("waiting_window_s".into(), Some(end - from));
+            r.insert("waiting_window_mean".into(), Some(mean));
+            r.insert("waiting_window_max".into(), Some(f64::from(max)));
+            r.insert("waiting_window_first_half".into(), waiting_over(series, from, mid).map(|w| w.0));
+            r.insert("waiting_window_second_half".into(), waiting_over(series, mid, end).map(|w| w.0));
+        }
         if let Some(open) = p.open_at_same_throughput {
             r.insert("open_same_rps".into(), open.offered_rate_rps);
             r.insert("open_same_ttft_p50".into(), Some(open.ttft_s.p50));
@@ -75,12 +121,41 @@ pub fn build(point: Option<PointView>, sweep: Option<&Sweep>, capacity: Option<C
             r.insert("knee_goodput_rps".into(), Some(k.goodput_rps));
             r.insert("knee_e2e_s".into(), at_knee.map(|s| s.e2e_s.mean));
             r.insert("knee_running".into(), at_knee.map(|s| s.num_requests_running_mean));
+            r.insert("knee_batch_s".into(), at_knee.map(|s| s.batch_s.mean));
         }
         r.insert("distserve_goodput_rps".into(), s.distserve_goodput_rps);
         if let Some(sat) = s.saturation {
             r.insert("saturation_load".into(), Some(sat.offered_load));
             r.insert("saturation_rps".into(), Some(sat.throughput_rps));
+            let at = s.points.iter().find(|p| p.offered_load == sat.offered_load).map(|p| &p.summary);
+            r.insert("saturation_batch_s".into(), at.map(|s| s.batch_s.mean));
+            r.insert("saturation_running".into(), at.map(|s| s.num_requests_running_mean));
+            r.insert("saturation_e2e_s".into(), at.map(|s| s.e2e_s.mean));
         }
+        let l = &s.limits;
+        r.insert("limit_seq_cap_rps".into(), Some(l.seq_cap.rps));
+        r.insert("limit_kv_cache_rps".into(), Some(l.kv_cache.rps));
+        r.insert("limit_prefill_rps".into(), Some(l.prefill.rps));
+        r.insert("limit_prefill_tokens_per_s".into(), Some(l.prefill.prefill_tokens_per_s));
+        r.insert("limit_seq_cap_batch_s".into(), Some(l.seq_cap.batch_s));
+        r.insert("limit_rps".into(), Some(l.rps));
     }
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waiting_is_time_weighted_over_the_window() {
+        let at = |t_s, waiting| QueuePoint { t_s, running: 1, waiting };
+        // 0 waiting for 10 s, then 4 for 10 s, then 10 until the end at 30 s.
+        let series = [at(0.0, 0), at(10.0, 4), at(20.0, 10)];
+        assert_eq!(waiting_over(&series, 0.0, 30.0), Some((14.0 / 3.0, 10)));
+        assert_eq!(waiting_over(&series, 10.0, 20.0), Some((4.0, 4)));
+        assert_eq!(waiting_over(&series, 5.0, 15.0), Some((2.0, 4)));
+        assert_eq!(waiting_over(&series, 30.0, 30.0), None);
+        assert_eq!(waiting_over(&[], 0.0, 1.0), None);
+    }
 }

@@ -1,8 +1,11 @@
-// Beat 6: the Little's Law calculator. cap / latency = per-replica QPS; ceil(peak / that) =
-// replicas, by the engine's own `size()` (which forgives float noise: 64 / 8 is 8). Bad input
-// shows an alert beside its field and keeps the last good result; nothing shows NaN.
-// "Use the engine's knee" divides the peak by the main lab's knee and saturation throughputs.
+// Beat 6: the Little's Law calculator, on the batch: cap / time in the batch = the sequence-cap
+// limit; ceil(peak / that) = replicas, by the engine's own `size()` (which forgives float noise:
+// 64 / 8 is 8). Bad input shows an alert beside its field and keeps the last good result;
+// nothing shows NaN. "Use the engine's numbers" fills the cap and the time in the batch at
+// saturation from the main lab's sweep, names the binding limit, and divides the peak by the
+// knee's and saturation's throughputs.
 
+import { describeLimits } from '../knee-lab.js';
 import { fill, fillMetrics, formatMetric, formatNumber, formatRate, formatSeconds, onUpdate } from './live.js';
 
 /** Field id -> [label, check(value) -> error message | null]. */
@@ -11,7 +14,7 @@ const FIELDS = {
     !Number.isInteger(v) || v < 1 || v > 100000
       ? 'The cap counts sequences: enter a whole number from 1 to 100,000.'
       : null,
-  'll-latency-s': (v) => (!(v > 0) || v > 3600 ? 'Enter a latency above 0 s and at most 3,600 s.' : null),
+  'll-batch-s': (v) => (!(v > 0) || v > 3600 ? 'Enter a time above 0 s and at most 3,600 s.' : null),
   'll-peak-qps': (v) => (!(v > 0) || v > 10_000_000 ? 'Enter a peak above 0 and at most 10,000,000 requests/s.' : null),
 };
 
@@ -37,7 +40,7 @@ export function setup({ wasm, lab }) {
   const form = document.getElementById('ll-form');
   const formula = document.getElementById('ll-formula');
   const inputs = Object.fromEntries(Object.keys(FIELDS).map((id) => [id, document.getElementById(id)]));
-  let good = null; // the last valid { cap, latency, peak }
+  let good = null; // the last valid { cap, batch, peak }
 
   const compute = () => {
     const values = {};
@@ -49,14 +52,14 @@ export function setup({ wasm, lab }) {
       else values[id] = r.value;
     }
     if (!ok) return; // keep the last good result on screen
-    good = { cap: values['ll-cap'], latency: values['ll-latency-s'], peak: values['ll-peak-qps'] };
-    const s = wasm.size(good.cap, good.latency, good.peak);
+    good = { cap: values['ll-cap'], batch: values['ll-batch-s'], peak: values['ll-peak-qps'] };
+    const s = wasm.size({ max_num_seqs: good.cap, batch_s: good.batch, peak_qps: good.peak });
     fillMetrics(form, {
       ll_max_qps: { value: s.per_replica_max_qps, text: formatRate(s.per_replica_max_qps) },
       ll_replicas: { value: s.replicas, text: s.replicas.toLocaleString('en-US') },
     });
     formula.textContent =
-      `${formatNumber(good.cap, 0)} ÷ ${formatSeconds(good.latency)} = ${formatRate(s.per_replica_max_qps)} per replica; ` +
+      `${formatNumber(good.cap, 0)} ÷ ${formatSeconds(good.batch)} in the batch = ${formatRate(s.per_replica_max_qps)} per replica; ` +
       `⌈${formatNumber(good.peak)} ÷ ${formatNumber(s.per_replica_max_qps, 3)}⌉ = ${s.replicas.toLocaleString('en-US')} replicas.`;
     renderEngine();
   };
@@ -67,6 +70,7 @@ export function setup({ wasm, lab }) {
   const status = document.getElementById('ll-engine-status');
   const results = document.getElementById('ll-engine');
   let following = false;
+  let filledFor = null;
 
   function renderEngine() {
     if (!following || !good) return;
@@ -78,9 +82,24 @@ export function setup({ wasm, lab }) {
           : 'This replica misses its SLOs even at the lowest load, so it has no knee to size with: loosen the SLOs in Goodput.';
       return;
     }
-    const s = wasm.size(good.cap, good.latency, good.peak, r.knee_rps, r.saturation_rps);
-    results.hidden = false;
     const st = lab.state;
+    // Fill the inputs from the engine once per sweep: the cap and the batch time at saturation.
+    const key = `${st.maxNumSeqs} ${r.saturation_batch_s}`;
+    if (key !== filledFor && r.saturation_batch_s != null) {
+      filledFor = key;
+      inputs['ll-cap'].value = String(st.maxNumSeqs);
+      inputs['ll-batch-s'].value = String(Math.round(r.saturation_batch_s * 100) / 100);
+      compute();
+      return;
+    }
+    const s = wasm.size({
+      max_num_seqs: good.cap,
+      batch_s: good.batch,
+      peak_qps: good.peak,
+      knee_qps: r.knee_rps,
+      saturation_qps: r.saturation_rps,
+    });
+    results.hidden = false;
     status.textContent =
       `Following the knee lab: ${st.workload === 'rag' ? 'RAG' : 'chat'} traffic, --max-num-seqs ${st.maxNumSeqs}, ` +
       `TTFT SLO ${formatSeconds(st.sloTtftMs / 1000)}, TPOT SLO ${formatSeconds(st.sloTpotMs / 1000)}, ${st.mode} loop.`;
@@ -93,9 +112,12 @@ export function setup({ wasm, lab }) {
       saturation_rps: formatRate(r.saturation_rps),
       why:
         `At its knee (${formatMetric('knee_load', r.knee_load)} of capacity) this replica completes ${formatRate(r.knee_rps)} ` +
-        `with about ${formatMetric('knee_running', r.knee_running)} requests in its batch, each taking ${formatSeconds(r.knee_e2e_s)} ` +
-        `on average: Little's Law with the concurrency it actually holds. Saturation squeezes out ${formatRate(r.saturation_rps - r.knee_rps)} more ` +
-        'per replica, but only with a queue that breaks the TTFT SLO for most requests. ' +
+        `with about ${formatMetric('knee_running', r.knee_running)} requests running, each ${formatSeconds(r.knee_batch_s)} in the batch: ` +
+        `Little's Law on the batch, with the concurrency it actually holds. At saturation the batch holds ` +
+        `${formatMetric('saturation_running', r.saturation_running)} of ${st.maxNumSeqs}, and ` +
+        `${describeLimits(r) ?? ''} ` +
+        `Saturation squeezes out ${formatRate(r.saturation_rps - r.knee_rps)} more per replica than the knee, but only with a ` +
+        'queue that breaks the SLOs. ' +
         (s.replicas_at_knee > s.replicas_at_saturation
           ? `Provision for the knee: ${s.replicas_at_knee - s.replicas_at_saturation} more ` +
             `replica${s.replicas_at_knee - s.replicas_at_saturation === 1 ? '' : 's'} than the naive count buy the SLO at peak.`
@@ -105,7 +127,7 @@ export function setup({ wasm, lab }) {
   button.addEventListener('click', () => {
     following = true;
     button.setAttribute('aria-pressed', 'true');
-    button.textContent = 'Using the engine’s knee (follows the lab)';
+    button.textContent = 'Using the engine’s numbers (follows the lab)';
     renderEngine();
   });
   onUpdate(lab, () => renderEngine());

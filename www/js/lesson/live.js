@@ -2,6 +2,7 @@
 // engine's numbers, and reading a sweep. No numbers are made here; they all come from the labs.
 
 import { formatMetric, formatPercent, formatRate, formatSeconds } from '../format.js';
+import { describeLimits } from '../knee-lab.js';
 
 export { formatMetric, formatPercent, formatRate, formatSeconds };
 
@@ -173,4 +174,17 @@ export function meanVsTail(sweep, sloS) {
     `${formatSeconds(sloS)} SLO, while p99 (${formatSeconds(t.p99)}) is ${formatTimes(t.p99 / sloS)} the SLO: ` +
     'a dashboard of averages would say all is well.'
   );
+}
+
+/** Which limit binds, in words, from a sweep (its `limits` and measured capacity). */
+export function limitSentence(sweep) {
+  const l = sweep.limits;
+  return describeLimits({
+    limit_seq_cap_rps: l.seq_cap.rps,
+    limit_kv_cache_rps: l.kv_cache.rps,
+    limit_prefill_rps: l.prefill.rps,
+    limit_prefill_tokens_per_s: l.prefill.prefill_tokens_per_s,
+    limit_rps: l.rps,
+    capacity_rps: sweep.capacity_rps,
+  });
 }

@@ -1,6 +1,7 @@
 // The simulated /metrics panel: the main lab's current run as vLLM's Prometheus text
 // (`el.metricsText()`), refreshed after every redraw, plus a reading of it the way a dashboard
-// would: the gauges, and histogram_quantile(0.99, ...) over the two latency histograms.
+// would: the gauges, the waiting queue judged over the run's last minute (never one scrape), and
+// histogram_quantile(0.99, ...) over the latency histograms.
 
 import { fill, formatMetric, formatPercent, formatSeconds, onUpdate } from './live.js';
 
@@ -62,12 +63,26 @@ export function setup({ lab }) {
     if (pre.textContent !== text) pre.textContent = text;
     const waiting = gauge(text, 'vllm:num_requests_waiting');
     const running = gauge(text, 'vllm:num_requests_running');
-    let note;
-    if (waiting == null) note = '';
-    else if (r.knee_load != null && r.load > r.knee_load + 1e-9) {
-      note = `this replica is past its knee, and over the run ${formatMetric('num_requests_waiting', r.num_requests_waiting)} requests waited on average: time to scale out.`;
-    } else if (waiting === 0) note = 'an empty queue: this replica keeps up.';
-    else note = 'a short queue that comes and goes; what matters is whether it keeps growing.';
+    // Judge the queue over a window, as an alert rule would (avg_over_time / max_over_time).
+    const [first, second] = [r.waiting_window_first_half, r.waiting_window_second_half];
+    let note = '';
+    if (r.waiting_window_mean != null) {
+      const over =
+        `Over the run's last ${formatSeconds(r.waiting_window_s)} it averaged ${formatMetric('waiting_window_mean', r.waiting_window_mean)} ` +
+        `(at most ${formatMetric('waiting_window_max', r.waiting_window_max)})`;
+      // Growing: the last minute is well above the run's own average and still rising within it.
+      const growing = r.waiting_window_mean > 5 && r.waiting_window_mean > 1.5 * r.num_requests_waiting && second >= first;
+      if (growing) {
+        note =
+          `${over}, against ${formatMetric('num_requests_waiting', r.num_requests_waiting)} over the whole run, and still rising from ` +
+          `${formatMetric('waiting_window_first_half', first)} to ${formatMetric('waiting_window_second_half', second)} between its halves: ` +
+          'the queue grows, so the replica is past its knee: time to scale out.';
+      } else if (r.waiting_window_max === 0) {
+        note = `${over}: empty throughout, so this replica keeps up.`;
+      } else {
+        note = `${over}, close to the run's own ${formatMetric('num_requests_waiting', r.num_requests_waiting)}: a queue that comes and goes without growing, which one scrape cannot tell from a growing one.`;
+      }
+    }
     fill(reading, {
       running: running == null ? '—' : formatMetric('num_requests_running_now', running),
       waiting: waiting == null ? '—' : formatMetric('num_requests_waiting_now', waiting),
@@ -75,6 +90,7 @@ export function setup({ lab }) {
       kv: formatPercent(gauge(text, 'vllm:kv_cache_usage_perc')),
       preemptions: formatMetric('num_preemptions', gauge(text, 'vllm:num_preemptions_total')),
       ttft_q99: formatSeconds(histogramQuantile(text, 'vllm:time_to_first_token_seconds', 0.99)),
+      tpot_q99: formatSeconds(histogramQuantile(text, 'vllm:request_time_per_output_token_seconds', 0.99)),
       itl_q99: formatSeconds(histogramQuantile(text, 'vllm:inter_token_latency_seconds', 0.99)),
       ttft_exact: formatSeconds(r.ttft_p99),
       itl_exact: formatSeconds(r.itl_p99),

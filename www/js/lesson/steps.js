@@ -17,7 +17,9 @@ import {
   meanVsTail,
   onUpdate,
   pointAt,
+  whenNear,
 } from './live.js';
+import { sweepCached, workloadConfig } from './sweeps.js';
 
 /** Per step: the right answer, the lab that proves it, and the live numbers it quotes. */
 const STEPS = {
@@ -86,27 +88,48 @@ const STEPS = {
   },
   5: {
     numeric: true,
-    lab: { panels: 'queue', controls: 'load', load: 0.85, metrics: 'littles_l littles_lambda_rps littles_w_s knee_rps' },
+    lab: {
+      workload: 'chat',
+      panels: 'queue',
+      controls: 'load',
+      load: 0.85,
+      metrics: 'littles_batch_l littles_lambda_rps littles_batch_w_s littles_l littles_w_s knee_rps',
+    },
     values: (r) => ({
       load: formatPercent(r.load),
       littles_l: formatNumber(r.littles_l, 1),
+      littles_batch_l: formatNumber(r.littles_batch_l, 1),
       littles_lambda_rps: formatRate(r.littles_lambda_rps),
       littles_w_s: formatSeconds(r.littles_w_s),
+      littles_batch_w_s: formatSeconds(r.littles_batch_w_s),
       lw: formatNumber(r.littles_lambda_rps * r.littles_w_s, 1),
+      lw_batch: formatNumber(r.littles_lambda_rps * r.littles_batch_w_s, 1),
       knee_rps: formatRate(r.knee_rps),
     }),
   },
 };
 
-/** The lesson's sizing question: cap 64, latency 8 s, peak 100 QPS. */
-const SIZING = { cap: 64, latencyS: 8, peakQps: 100 };
+/**
+ * The lesson's sizing question: a chat replica (where the sequence cap binds) with 64 seats and
+ * a 100 QPS peak; its time in the batch comes from the engine's sweep, at saturation, where the
+ * batch is fullest.
+ */
+const SIZING = { cap: 64, peakQps: 100, workload: 'chat' };
+
+/** Step 5's numbers from the engine: the sweep, and the batch and E2E times at saturation. */
+async function sizingFromEngine(wasm, lab) {
+  const sweep = await sweepCached(wasm, workloadConfig(lab, SIZING.workload));
+  const sat = sweep.saturation && pointAt(sweep, sweep.saturation.offered_load);
+  if (!sat) return null;
+  return { sweep, batchS: sat.batch_s.mean, e2eS: sat.e2e_s.mean };
+}
 
 function labelOf(input) {
   return input.closest('label')?.textContent.trim() ?? input.value;
 }
 
 /** Wires one step. `wasm` is the loaded module (for step 5's arithmetic). */
-function setupStep(article, spec, wasm) {
+function setupStep(article, spec, wasm, lab) {
   const button = article.querySelector('button.reveal');
   const body = article.querySelector('.reveal-body');
   const fieldset = article.querySelector('fieldset');
@@ -120,8 +143,18 @@ function setupStep(article, spec, wasm) {
     }
     return fieldset.querySelector('input:checked');
   };
+  // Step 5 asks with the engine's own time in the batch: measured once the step comes near.
+  let sizing = null;
+  if (spec.numeric) {
+    whenNear(article, async () => {
+      sizing = await sizingFromEngine(wasm, lab);
+      if (!sizing) return;
+      fill(article, { q_batch: formatSeconds(sizing.batchS), q_e2e: formatSeconds(sizing.e2eS) });
+      gate();
+    });
+  }
   const gate = () => {
-    const ready = Boolean(guess()) && !article.dataset.revealed;
+    const ready = Boolean(guess()) && !article.dataset.revealed && (!spec.numeric || sizing != null);
     button.disabled = !ready;
     if (!article.dataset.revealed) hint.hidden = ready;
   };
@@ -141,14 +174,29 @@ function setupStep(article, spec, wasm) {
     let right;
     let text;
     if (spec.numeric) {
-      const s = wasm.size(SIZING.cap, SIZING.latencyS, SIZING.peakQps);
+      const s = wasm.size({ max_num_seqs: SIZING.cap, batch_s: sizing.batchS, peak_qps: SIZING.peakQps });
+      const naive = wasm.size({ max_num_seqs: SIZING.cap, batch_s: sizing.e2eS, peak_qps: SIZING.peakQps });
+      const { knee, saturation } = sizing.sweep;
       const qpsRight = Math.abs(g.qps - s.per_replica_max_qps) <= 0.05 * s.per_replica_max_qps;
       const replicasRight = Math.round(g.replicas) === s.replicas && g.replicas === Math.round(g.replicas);
       right = qpsRight && replicasRight;
+      const off = s.per_replica_max_qps / saturation.throughput_rps - 1;
       fill(body, {
+        q_batch_bare: formatSeconds(sizing.batchS),
         qps: formatRate(s.per_replica_max_qps),
         qps_bare: formatNumber(s.per_replica_max_qps),
         replicas: String(s.replicas),
+        naive_qps: formatRate(naive.per_replica_max_qps),
+        naive_replicas: String(naive.replicas),
+        engine_check:
+          `The engine agrees: this chat replica saturates at ${formatRate(saturation.throughput_rps)}, ` +
+          `${formatPercent(Math.abs(off))} ${off >= 0 ? 'below' : 'above'} 64 ÷ the time in the batch, because here the sequence cap is the ` +
+          `limit that binds (for RAG traffic it is prefill; see section 5). ` +
+          (knee
+            ? `Its knee, the highest load at which ${formatPercent(sizing.sweep.attainment_target)} of requests meet both SLOs, ` +
+              `completes ${formatRate(knee.throughput_rps)}: provision ⌈100 ÷ ${formatNumber(knee.throughput_rps)}⌉ = ` +
+              `${wasm.size({ max_num_seqs: SIZING.cap, batch_s: sizing.batchS, peak_qps: SIZING.peakQps, knee_qps: knee.throughput_rps }).replicas_at_knee} replicas.`
+            : 'It misses its SLOs even at the lowest load swept, so it has no knee to provision by.'),
       });
       text = right
         ? `Right on both: ${formatNumber(g.qps)} requests per second and ${g.replicas} replicas.`
@@ -195,9 +243,9 @@ function showPicture(body, spec) {
   });
 }
 
-export function setup({ wasm }) {
+export function setup({ wasm, lab }) {
   for (const article of document.querySelectorAll('[data-step]')) {
     const spec = STEPS[article.dataset.step];
-    if (spec) setupStep(article, spec, wasm);
+    if (spec) setupStep(article, spec, wasm, lab);
   }
 }

@@ -9,23 +9,17 @@ import {
   formatPercent,
   formatRate,
   formatSeconds,
+  limitSentence,
   pointAt,
   whenNear,
 } from './live.js';
-import { BASE_ENGINE, sweepCached } from './sweeps.js';
+import { BASE_ENGINE, sweepCached, workloadConfig } from './sweeps.js';
 
-const RAG_SLO = { ttft_ms: 2000, tpot_ms: 200 };
 const CAP = BASE_ENGINE.max_num_seqs;
 
-/** The RAG app's config on `preset`, built on the lab's own config (run length, KV cache, seed). */
+/** The RAG app's config on `preset`. */
 function ragConfig(lab, preset) {
-  const config = structuredClone(lab.config());
-  config.engine = { ...config.engine, ...BASE_ENGINE };
-  config.cost = { model: 'roofline', preset };
-  config.workload = { preset: 'rag' };
-  config.load = { mode: 'open' };
-  config.slo = { ...RAG_SLO };
-  return config;
+  return workloadConfig(lab, 'rag', preset);
 }
 
 function setupRag(wasm, lab) {
@@ -60,9 +54,9 @@ function setupRag(wasm, lab) {
         `At ${formatPercent(load)} of capacity one replica completes ${formatRate(p.throughput_rps)}, and ` +
         `${formatRate(p.goodput_rps)} of that met both SLOs (${formatPercent(p.slo_attainment)} of requests). ${verdict} ` +
         `TTFT p99 is ${formatSeconds(p.ttft_s.p99)} and TPOT p99 ${formatSeconds(p.tpot_s.p99)}: ` +
-        (p.ttft_s.p99 > RAG_SLO.ttft_ms / 1000 && p.tpot_s.p99 <= RAG_SLO.tpot_ms / 1000
+        (p.ttft_s.p99 > p.slo_ttft_ms / 1000 && p.tpot_s.p99 <= p.slo_tpot_ms / 1000
           ? 'for this prefill-heavy traffic, TTFT is the promise that breaks first.'
-          : p.tpot_s.p99 > RAG_SLO.tpot_ms / 1000
+          : p.tpot_s.p99 > p.slo_tpot_ms / 1000
             ? 'here even the token drip breaks its promise.'
             : 'both promises hold for nearly everyone.'),
     });
@@ -95,25 +89,30 @@ function setupFleet(wasm, lab) {
       return;
     }
     const atKnee = pointAt(sweep, knee.offered_load);
-    const ll = atKnee.littles_law;
-    const s = wasm.size(CAP, ll.w_s, peak, knee.throughput_rps, sat.throughput_rps);
+    const atSat = pointAt(sweep, sat.offered_load);
+    const ll = atKnee.littles_law_batch;
+    const s = wasm.size({
+      max_num_seqs: CAP,
+      batch_s: atSat.batch_s.mean,
+      peak_qps: peak,
+      knee_qps: knee.throughput_rps,
+      saturation_qps: sat.throughput_rps,
+    });
     fillMetrics(box, {
       fleet_knee_load: { value: knee.offered_load, text: formatPercent(knee.offered_load) },
       fleet_knee_rps: { value: knee.throughput_rps, text: formatRate(knee.throughput_rps) },
       fleet_replicas_knee: { value: s.replicas_at_knee, text: s.replicas_at_knee.toLocaleString('en-US') },
       fleet_replicas_saturation: { value: s.replicas_at_saturation, text: s.replicas_at_saturation.toLocaleString('en-US') },
     });
-    const fullness = ll.l / CAP;
     fill(box, {
       fleet_l: formatNumber(ll.l, 1),
       fleet_lambda: formatRate(ll.lambda_rps),
       fleet_w: formatSeconds(ll.w_s),
-      fleet_w_bare: formatSeconds(ll.w_s),
+      fleet_l_all: formatNumber(atKnee.littles_law.l, 1),
+      fleet_e2e: formatSeconds(atKnee.littles_law.w_s),
+      fleet_w_bare: formatSeconds(atSat.batch_s.mean),
       fleet_ceiling: formatRate(s.per_replica_max_qps),
-      fleet_ceiling_note:
-        fullness < 0.8
-          ? `but at the knee the replica holds only ${formatNumber(ll.l, 0)} requests, not ${CAP}: the TTFT SLO breaks before the batch fills, so the cap's ceiling overstates what it can serve.`
-          : `and at the knee the batch is nearly full (${formatNumber(ll.l, 0)} of ${CAP}), so the ceiling and the knee agree closely.`,
+      fleet_ceiling_note: limitSentence(sweep),
       fleet_peak: formatNumber(peak),
       fleet_knee_bare: formatNumber(knee.throughput_rps, 3),
       fleet_sat: formatRate(sat.throughput_rps),

@@ -4,10 +4,11 @@
 
 use kneelab_plot::goodput_slo::GoodputSloData;
 use kneelab_plot::latency::LatencyData;
+use kneelab_plot::limits::LimitsData;
 use kneelab_plot::queue::QueueData;
 use kneelab_plot::throughput::ThroughputData;
 use kneelab_plot::timeline::{RequestTrace, TimelineData};
-use kneelab_plot::{Style, goodput_slo, latency, queue, throughput, timeline};
+use kneelab_plot::{Style, goodput_slo, latency, limits, queue, throughput, timeline};
 use plotters::prelude::*;
 use plotters_svg::SVGBackend;
 
@@ -19,6 +20,7 @@ pub enum Chart {
     Queue(QueueData),
     Timeline(TimelineData),
     GoodputSlo(GoodputSloData),
+    Limits(LimitsData),
 }
 
 impl Chart {
@@ -29,6 +31,7 @@ impl Chart {
             Chart::Queue(_) => "queue",
             Chart::Timeline(_) => "timeline",
             Chart::GoodputSlo(_) => "goodput_slo",
+            Chart::Limits(_) => "limits",
         }
     }
 }
@@ -46,6 +49,7 @@ pub fn svg(chart: &Chart, css: (u32, u32), style: Style) -> String {
             Chart::Queue(d) => queue::draw(&area, d, &style),
             Chart::Timeline(d) => timeline::draw(&area, d, &style),
             Chart::GoodputSlo(d) => goodput_slo::draw(&area, d, &style),
+            Chart::Limits(d) => limits::draw(&area, d, &style),
         };
         result.unwrap_or_else(|e| panic!("{} failed: {e:?}", chart.name()));
         area.present().unwrap();
@@ -167,6 +171,15 @@ pub fn goodput_slo_data() -> GoodputSloData {
 }
 
 /// One realistic example of every chart.
+pub fn limits_data() -> LimitsData {
+    let bar = |label: &str, short: &str, rps| limits::Bar { label: label.into(), short_label: short.into(), rps };
+    LimitsData {
+        bars: vec![bar("sequence cap", "seq cap", 4.23), bar("KV cache", "KV", 7.98), bar("prefill", "prefill", 4.25)],
+        binding: Some(2),
+        measured_rps: Some(4.24),
+    }
+}
+
 pub fn all_charts() -> Vec<Chart> {
     vec![
         Chart::Latency(latency_data()),
@@ -174,5 +187,6 @@ pub fn all_charts() -> Vec<Chart> {
         Chart::Queue(queue_data()),
         Chart::Timeline(timeline_data()),
         Chart::GoodputSlo(goodput_slo_data()),
+        Chart::Limits(limits_data()),
     ]
 }
