@@ -88,3 +88,88 @@ test('/metrics holds the request histograms vLLM exports, and the panel judges t
   expect(r.waiting_window_s).toBeGreaterThan(0);
   expect(r.waiting_window_max).toBeGreaterThanOrEqual(r.waiting_window_mean);
 });
+
+test('one knee, named: the SLO knee by its rule, the p99 crossing and the saturation point, all from the sweep', async ({ page }) => {
+  await openPage(page);
+  await setLab(page, { load: 0.85 });
+  const live = page.locator('#knee-live');
+  let r = await page.locator('#lab').evaluate((el) => el.readouts);
+  await expect(live).toContainText(`at least ${Math.round(r.attainment_target * 100)}% of requests meet both SLOs`);
+  await expect(live).toContainText(`sits at ${Math.round(r.knee_load * 100)}% of capacity`);
+  await expect(live).toContainText(`crosses its 2.00 s SLO at about ${Math.round(r.ttft_p99_crossing_load * 100)}% of capacity`);
+  await expect(live).toContainText(`saturation point`);
+  await expect(live).toContainText(`${Math.round(r.saturation_load * 100)}% of capacity`);
+  // The crossing sits below the attainment knee on this replica, and the page says so at the knee.
+  expect(r.ttft_p99_crossing_load).toBeLessThan(r.knee_load);
+  await setLab(page, { load: r.knee_load });
+  await expect(live).toContainText('right at the SLO knee');
+  if (r.knee_ttft_p99_s > r.slo_ttft_s) await expect(live).toContainText('judge the knee on p99');
+  await expect(live).not.toContainText('where you want each replica at peak');
+  // Judged on p99, the knee moves down to the crossing, and the text follows.
+  await page.locator('#lab #knee-rule').selectOption('p99');
+  await page.locator('#lab').evaluate((el) => el.idle());
+  r = await page.locator('#lab').evaluate((el) => el.readouts);
+  await expect(live).toContainText('TTFT p99 and TPOT p99 both stay within their SLOs');
+  expect(r.knee_load).toBeLessThanOrEqual(r.ttft_p99_crossing_load + 1e-9);
+  expect(r.knee_ttft_p99_s).toBeLessThanOrEqual(r.slo_ttft_s);
+  await expect(page.locator('#lab').locator('#knee-rule')).toHaveValue('p99');
+  // The choice is part of the link.
+  await expect.poll(() => page.evaluate(() => location.hash)).toContain('knee=p99');
+});
+
+test('a bad knee-rule attribute is an error naming it', async ({ page }) => {
+  await openPage(page, '/lab.html');
+  const lab = page.locator('knee-lab#lab');
+  await lab.evaluate((el) => el.setAttribute('knee-rule', 'p50'));
+  await expect(lab.locator('#knee-rule-error')).toHaveText('knee-rule: "p50" is not one of attainment, p99');
+});
+
+test('the colleague box flags the misconceptions, and the model answer carries the margin, the window and the hysteresis', async ({ page }) => {
+  await openPage(page);
+  const text = page.locator('#colleague-text');
+  const flags = page.locator('#colleague-flags');
+  await page.locator('#colleague-show').click();
+  const answer = page.locator('#colleague-answer');
+  for (const words of ['margin below the knee', 'averaged over the last few minutes', 'hysteresis', 'Not on GPU utilisation']) {
+    await expect(answer).toContainText(words);
+  }
+  // Each misconception, written as a reader might, raises its own flag.
+  const rows = [
+    ['We should autoscale when GPU utilization passes 80% for five minutes.', 'GPU utilisation is the wrong signal'],
+    ['Just raise max-num-seqs to 256 so more requests fit in a window of 5 minutes.', 'only helps if the KV cache has room'],
+    ['Scale out once we are past the knee, over a 5 minute window.', 'scale with a margin below the knee'],
+    ['Keep the p50 TTFT under 1 s, over a window of minutes.', 'A p50 (or mean) SLO hides the tail'],
+    ['We should scale out when num_requests_waiting goes above 10.', 'Judge a signal over a window'],
+  ];
+  for (const [written, flag] of rows) {
+    await text.fill(written);
+    await expect(flags).toBeVisible();
+    await expect(flags).toContainText(flag);
+  }
+  // A sound answer raises none.
+  await text.fill(
+    'Autoscale when num_requests_waiting, averaged over the last 5 minutes, keeps growing or TTFT p99 nears its SLO, with a margin ' +
+      'below the knee for the cold start, and hysteresis with a cooldown before scaling down.',
+  );
+  await expect(flags).toBeHidden();
+});
+
+test('"Ask a tutor" writes a prompt with the lab link and numbers, the predictions and the colleague answer', async ({ page }) => {
+  await openPage(page);
+  await setLab(page, { load: 0.9 });
+  await page.locator('[data-step="3"] input[value="flat"]').check();
+  await page.locator('[data-step="3"] button.reveal').click();
+  await page.locator('#colleague-text').fill('Scale out when GPU utilization is high.');
+  await page.locator('#tutor-copy').click();
+  const prompt = page.locator('#tutor-prompt');
+  await expect(prompt).toBeVisible();
+  const text = await prompt.inputValue();
+  const r = await page.locator('#lab').evaluate((el) => el.readouts);
+  expect(text).toContain(page.url().split('#')[0]);
+  expect(text).toContain('At 90% of capacity');
+  expect(text).toContain(`SLO knee at ${Math.round(r.knee_load * 100)}%`);
+  expect(text).toContain('Neither moves much: the replica still has headroom (not right)');
+  expect(text).toContain('"Scale out when GPU utilization is high."');
+  for (const ask of ['percentile', 'cold start', 'hysteresis', "Little's Law", 'time in the batch']) expect(text).toContain(ask);
+  await expect(page.locator('#tutor-status')).not.toBeEmpty();
+});

@@ -207,7 +207,7 @@ test.describe('attributes', () => {
       ['preset', '', /^preset: the value is empty; give one of llama-3-8b-a100, llama-3-8b-h100$/],
       ['chunked-prefill', 'maybe', /^chunked-prefill: "maybe" is not true or false/],
       ['panels', 'latency pie', /^panels: "pie" is not among latency, throughput, queue, timeline, goodput, limits$/],
-      ['controls', 'load knobs', /^controls: "knobs" is not among load, mode, engine, slo, model$/],
+      ['controls', 'load knobs', /^controls: "knobs" is not among load, mode, engine, slo, knee, model$/],
     ]) {
       await setAttr(page, name, value);
       await expect(alert(page, 'general'), `${name}="${value}"`).toHaveText(says);

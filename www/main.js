@@ -24,6 +24,7 @@ import * as calculator from './js/lesson/calculator.js';
 import * as cluster from './js/lesson/cluster.js';
 import * as metricsPanel from './js/lesson/metrics-panel.js';
 import * as worked from './js/lesson/worked.js';
+import * as tutor from './js/lesson/tutor.js';
 
 const status = document.getElementById('page-status');
 const lab = document.getElementById('lab');
@@ -43,7 +44,7 @@ try {
   const wasm = await loadKneelab();
   document.getElementById('version').textContent = wasm.version();
   const context = { wasm, lab, setMain };
-  for (const module of [toc, recall, colleague, analogy, steps, clocks, knee, goodput, calculator, cluster, metricsPanel, worked]) {
+  for (const module of [toc, recall, colleague, analogy, steps, clocks, knee, goodput, calculator, cluster, metricsPanel, worked, tutor]) {
     module.setup(context);
   }
   status.textContent = '';

@@ -36,6 +36,10 @@ const PERCENT = new Set([
   'saturation_load',
   'littles_rel_error',
   'littles_batch_rel_error',
+  'knee_slo_attainment',
+  'attainment_target',
+  'ttft_p99_crossing_load',
+  'tpot_p99_crossing_load',
 ]);
 const COUNT = new Set([
   'num_preemptions',

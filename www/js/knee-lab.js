@@ -6,8 +6,8 @@
 // Attributes set the starting state: load (fraction of capacity, 0-1.2), mode (open | closed),
 // workload (chat | rag), preset (llama-3-8b-a100 | llama-3-8b-h100), max-num-seqs,
 // chunked-prefill (true | false), max-num-batched-tokens, slo-ttft-ms, slo-tpot-ms,
-// think-time-s, kv-cache-tokens, requests, seed; panels (latency throughput queue timeline
-// goodput limits), controls (load mode engine slo model) and metrics (readout names, see METRIC_LABELS)
+// think-time-s, kv-cache-tokens, requests, seed, knee-rule (attainment | p99); panels (latency throughput queue timeline
+// goodput limits), controls (load mode engine slo knee model) and metrics (readout names, see METRIC_LABELS)
 // pick what is shown. A value that cannot be read (empty, not a decimal number, out of range, an
 // unknown name) is an error on the page naming the attribute, and the setting keeps its last
 // good value; removing an attribute restores the default.
@@ -49,7 +49,7 @@ export const BUDGETS = [256, 512, 1024, 2048, 4096, 8192];
 export const KV_CACHE_TOKENS = [50000, 100000, 200000, 440000];
 const ALL_PANELS = ['latency', 'throughput', 'queue', 'timeline', 'goodput', 'limits'];
 const DEFAULT_PANELS = ['latency', 'throughput', 'queue'];
-const ALL_CONTROLS = ['load', 'mode', 'engine', 'slo', 'model'];
+const ALL_CONTROLS = ['load', 'mode', 'engine', 'slo', 'knee', 'model'];
 /** Labels of the readouts a lab can show (`metrics` attribute); the first ten are the default. */
 export const METRIC_LABELS = {
   ttft_p50: 'TTFT p50',
@@ -111,7 +111,14 @@ export const DEFAULT_STATE = Object.freeze({
   kvCacheTokens: 440000,
   requests: 4000,
   seed: 42,
+  kneeRule: 'attainment',
 });
+
+/** What the SLO knee can be judged on (the config's `slo.knee`), as the control names them. */
+export const KNEE_RULES = {
+  attainment: 'At least 90% of requests meet both SLOs',
+  p99: 'TTFT p99 and TPOT p99 within their SLOs',
+};
 
 /** Longest attribute value read: a number, a name or a flag is far shorter. */
 const MAX_ATTRIBUTE_LENGTH = 200;
@@ -200,6 +207,7 @@ const ATTRIBUTES = {
   // Requests per simulated run: more is smoother but slower; kept where dragging stays fluid.
   requests: { key: 'requests', parse: whole(500, 20000) },
   seed: { key: 'seed', parse: whole(0, Number.MAX_SAFE_INTEGER) },
+  'knee-rule': { key: 'kneeRule', parse: oneOf(Object.keys(KNEE_RULES)), control: 'knee-rule' },
 };
 
 /** The list attributes: what they may name, and what they show when absent. */
@@ -213,6 +221,7 @@ const LISTS = {
 const FIELD_CONTROL = [
   [/^slo\.ttft_ms/, 'slo-ttft-ms'],
   [/^slo\.tpot_ms/, 'slo-tpot-ms'],
+  [/^slo\.knee/, 'knee-rule'],
   [/^engine\.max_num_seqs/, 'max-num-seqs'],
   [/^engine\.max_num_batched_tokens/, 'max-num-batched-tokens'],
   [/^engine\.kv_cache_tokens/, 'kv-cache-tokens'],
@@ -281,6 +290,11 @@ function template(id) {
       <label for="slo-tpot-ms">TPOT SLO (ms)</label>
       <input type="number" id="slo-tpot-ms" min="1" step="any" inputmode="decimal" required>
       <p class="error" id="slo-tpot-ms-error" role="alert"></p>
+    </div>
+    <div class="control" data-group="knee">
+      <label for="knee-rule">The SLO knee is the highest load where</label>
+      <select id="knee-rule">${Object.entries(KNEE_RULES).map(([k, label]) => opt(k, label)).join('')}</select>
+      <p class="error" id="knee-rule-error" role="alert"></p>
     </div>
     <div class="control" data-group="model">
       <label for="preset">Model and GPU</label>
@@ -638,7 +652,7 @@ export class KneeLab extends HTMLElement {
       cost: { model: 'roofline', preset: s.preset },
       workload: { preset: s.workload },
       load: s.mode === 'closed' ? { mode: 'closed', think_time_s: s.thinkTimeS } : { mode: 'open' },
-      slo: { ttft_ms: s.sloTtftMs, tpot_ms: s.sloTpotMs },
+      slo: { ttft_ms: s.sloTtftMs, tpot_ms: s.sloTpotMs, knee: s.kneeRule },
       run: { requests: s.requests, warmup_requests: Math.floor(s.requests / 10) },
     };
   }
@@ -936,6 +950,7 @@ export class KneeLab extends HTMLElement {
       this.#update({ kvCacheTokens: Number(e.target.value) }, { fromUser: true }),
     );
     this.#el('preset').addEventListener('change', (e) => this.#update({ preset: e.target.value }, { fromUser: true }));
+    this.#el('knee-rule').addEventListener('change', (e) => this.#update({ kneeRule: e.target.value }, { fromUser: true }));
     this.#el('workload').addEventListener('change', (e) =>
       this.#update({ workload: e.target.value }, { fromUser: true }),
     );
@@ -992,6 +1007,7 @@ export class KneeLab extends HTMLElement {
     }
     this.#el('preset').value = s.preset;
     this.#el('workload').value = s.workload;
+    this.#el('knee-rule').value = s.kneeRule;
   }
 
   #showParts() {

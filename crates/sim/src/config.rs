@@ -361,12 +361,26 @@ pub struct SloConfig {
     pub ttft_ms: f64,
     /// Time per output token (the request's mean inter-token gap).
     pub tpot_ms: f64,
+    /// What the SLO knee of a sweep is judged on.
+    pub knee: KneeRule,
 }
 
 impl Default for SloConfig {
     fn default() -> Self {
-        SloConfig { ttft_ms: 1000.0, tpot_ms: 50.0 }
+        SloConfig { ttft_ms: 1000.0, tpot_ms: 50.0, knee: KneeRule::Attainment }
     }
+}
+
+/// What a sweep's SLO knee is judged on: the highest load (of an unbroken run from the lowest)
+/// whose requests meet the SLOs by this rule.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KneeRule {
+    /// At least the attainment target (90% by default, DistServe's) of requests meet both SLOs.
+    #[default]
+    Attainment,
+    /// TTFT p99 and TPOT p99 are both within their SLOs: an SLO stated on p99.
+    P99,
 }
 
 /// Run length.

@@ -48,8 +48,8 @@ pub mod sweep;
 
 pub use capacity::Capacity;
 pub use config::{
-    Config, CostConfig, CostModelKind, DistConfig, DistKind, EngineConfig, LoadConfig, LoadMode, RunConfig, SloConfig,
-    ThinkDist, WorkloadConfig, WorkloadPreset,
+    Config, CostConfig, CostModelKind, DistConfig, DistKind, EngineConfig, KneeRule, LoadConfig, LoadMode, RunConfig,
+    SloConfig, ThinkDist, WorkloadConfig, WorkloadPreset,
 };
 pub use error::ConfigError;
 pub use limits::{Limit, LimitKind, Limits, limits};
@@ -62,7 +62,7 @@ pub use summary::{
     FinalState, Goodput, LittlesLaw, Outcome, RequestSamples, STEADY_MAX_LITTLE_ERROR, STEADY_MIN_KEEP_UP,
     STEADY_MIN_REQUESTS, Summary,
 };
-pub use sweep::{Knee, Saturation, Sweep, SweepOptions, SweepPoint, SweepRun, sweep};
+pub use sweep::{Knee, P99Crossing, Saturation, Sweep, SweepOptions, SweepPoint, SweepRun, sweep};
 
 /// Validates `config`, measures the replica's capacity, runs it and summarises.
 pub fn simulate(config: &Config) -> Result<Summary, ConfigError> {

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::capacity::{self, Capacity};
-use crate::config::{Config, LoadConfig, LoadMode};
+use crate::config::{Config, KneeRule, LoadConfig, LoadMode};
 use crate::error::ConfigError;
 use crate::limits::{self, Limits};
 use crate::scenario::{Load, Scenario, Slo};
@@ -25,10 +25,12 @@ pub struct SweepPoint {
     pub summary: Summary,
 }
 
-/// Where the SLO attainment falls below its target.
+/// The SLO knee: the highest offered load (of an unbroken run from the lowest) whose requests
+/// meet the SLOs by the sweep's [`KneeRule`]. Not the saturation point, which is where
+/// throughput stops rising.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Knee {
-    /// The highest offered load (of an unbroken run from the lowest) meeting the target.
+    /// The highest offered load (of an unbroken run from the lowest) meeting the rule.
     pub offered_load: f64,
     /// Its offered rate.
     pub offered_rps: f64,
@@ -38,6 +40,21 @@ pub struct Knee {
     pub goodput_rps: f64,
     /// Its SLO attainment.
     pub slo_attainment: f64,
+    /// Its TTFT p99.
+    pub ttft_p99_s: f64,
+    /// Its TPOT p99.
+    pub tpot_p99_s: f64,
+}
+
+/// Where a p99 first exceeds its SLO, walking up the loads: interpolated linearly between the
+/// last point within it and the first past it (`None` if it never does in the sweep, or already
+/// does at the lowest load).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct P99Crossing {
+    /// TTFT p99 against the TTFT SLO.
+    pub ttft_load: Option<f64>,
+    /// TPOT p99 against the TPOT SLO.
+    pub tpot_load: Option<f64>,
 }
 
 /// Where throughput stops rising.
@@ -56,7 +73,9 @@ pub struct Sweep {
     pub capacity_rps: f64,
     /// Mean latency of a request alone on the replica.
     pub base_latency_s: f64,
-    /// The attainment target defining the knee.
+    /// What the knee is judged on.
+    pub knee_rule: KneeRule,
+    /// The attainment target defining the knee (under [`KneeRule::Attainment`]).
     pub attainment_target: f64,
     /// One point per load, in the order given.
     pub points: Vec<SweepPoint>,
@@ -64,6 +83,8 @@ pub struct Sweep {
     pub knee: Option<Knee>,
     /// The saturation point.
     pub saturation: Option<Saturation>,
+    /// Where TTFT p99 and TPOT p99 cross their SLOs.
+    pub p99_crossing: P99Crossing,
     /// DistServe's goodput: the highest offered rate with attainment at or above the target.
     pub distserve_goodput_rps: Option<f64>,
     /// The replica's limits (sequence cap, KV cache, prefill), estimated from its parameters,
@@ -184,9 +205,16 @@ impl SweepRun {
         &self.outcomes
     }
 
-    /// The sweep so far, judged under `slo`, with the knee at attainment `target`.
-    pub fn assemble(&self, slo: Slo, target: f64) -> Sweep {
-        assemble(self.mode, self.capacity, self.limits, &self.loads, &self.outcomes, slo, target)
+    /// The sweep so far, judged under `slo`, with the knee by `rule` (at attainment `target`).
+    pub fn assemble(&self, slo: Slo, rule: KneeRule, target: f64) -> Sweep {
+        let runs = Runs {
+            mode: self.mode,
+            capacity: self.capacity,
+            limits: self.limits,
+            loads: &self.loads,
+            outcomes: &self.outcomes,
+        };
+        assemble(&runs, slo, rule, target)
     }
 
     /// The replica's estimated limits.
@@ -234,7 +262,7 @@ pub fn sweep_with_progress(
         progress(run.outcomes.len(), loads.len());
     }
     let slo = Slo { ttft_s: config.slo.ttft_ms / 1e3, tpot_s: config.slo.tpot_ms / 1e3 };
-    Ok(run.assemble(slo, options.attainment_target))
+    Ok(run.assemble(slo, config.slo.knee, options.attainment_target))
 }
 
 /// Checks an SLO-attainment target: a fraction above 0 and at most 1.
@@ -246,17 +274,25 @@ pub fn check_target(target: f64) -> Result<(), ConfigError> {
     }
 }
 
+/// What a sweep ran: its mode, capacity, limits, and the outcome at each load.
+#[derive(Clone, Copy, Debug)]
+pub struct Runs<'a> {
+    /// Open or closed loop.
+    pub mode: LoadMode,
+    /// The measured capacity.
+    pub capacity: Capacity,
+    /// The estimated limits.
+    pub limits: Limits,
+    /// The offered loads.
+    pub loads: &'a [f64],
+    /// One outcome per load, in the same order.
+    pub outcomes: &'a [Outcome],
+}
+
 /// Builds a [`Sweep`] from outcomes, judging goodput under `slo` (which may differ from the SLOs
-/// the runs were made with: SLOs do not change what the engine does).
-pub fn assemble(
-    mode: LoadMode,
-    cap: Capacity,
-    limits: Limits,
-    loads: &[f64],
-    outcomes: &[Outcome],
-    slo: Slo,
-    target: f64,
-) -> Sweep {
+/// the runs were made with: SLOs do not change what the engine does) and the knee by `rule`.
+pub fn assemble(runs: &Runs<'_>, slo: Slo, rule: KneeRule, target: f64) -> Sweep {
+    let Runs { mode, capacity: cap, limits, loads, outcomes } = *runs;
     let points: Vec<SweepPoint> = loads
         .iter()
         .zip(outcomes)
@@ -274,7 +310,11 @@ pub fn assemble(
             SweepPoint { offered_load: load, offered_rps, summary }
         })
         .collect();
-    let knee = find_knee(&points, target);
+    let knee = find_knee(&points, rule, target, slo);
+    let p99_crossing = P99Crossing {
+        ttft_load: crossing(&points, slo.ttft_s, |s| s.ttft_s.p99),
+        tpot_load: crossing(&points, slo.tpot_s, |s| s.tpot_s.p99),
+    };
     let max_thr = points.iter().map(|p| p.summary.throughput_rps).fold(0.0, f64::max);
     let saturation = points
         .iter()
@@ -285,25 +325,50 @@ pub fn assemble(
     Sweep {
         capacity_rps: cap.rps,
         base_latency_s: cap.base_latency_s,
+        knee_rule: rule,
         attainment_target: target,
-        distserve_goodput_rps: knee.map(|k| k.offered_rps),
+        // DistServe's definition is by attainment whatever the knee is judged on.
+        distserve_goodput_rps: find_knee(&points, KneeRule::Attainment, target, slo).map(|k| k.offered_rps),
         points,
         knee,
         saturation,
+        p99_crossing,
         limits,
     }
 }
 
-/// The knee: walking up from the lowest load, the last point that still meets the target. A
-/// noisy point meeting it again past the first miss does not move the knee.
-pub fn find_knee(points: &[SweepPoint], target: f64) -> Option<Knee> {
+/// Points in load order.
+fn by_load(points: &[SweepPoint]) -> Vec<&SweepPoint> {
     let mut order: Vec<&SweepPoint> = points.iter().collect();
     order.sort_by(|a, b| a.offered_load.total_cmp(&b.offered_load));
-    order.iter().take_while(|p| p.summary.slo_attainment >= target).last().map(|p| Knee {
+    order
+}
+
+/// The load at which `stat` first exceeds `limit`, interpolated between neighbouring points.
+fn crossing(points: &[SweepPoint], limit: f64, stat: impl Fn(&Summary) -> f64) -> Option<f64> {
+    let order = by_load(points);
+    let first_past = order.iter().position(|p| p.summary.requests_completed > 0 && stat(&p.summary) > limit)?;
+    let below = order.get(first_past.checked_sub(1)?)?;
+    let above = order[first_past];
+    let (x0, y0, x1, y1) = (below.offered_load, stat(&below.summary), above.offered_load, stat(&above.summary));
+    if y1 > y0 { Some(x0 + (x1 - x0) * (limit - y0) / (y1 - y0)) } else { Some(x1) }
+}
+
+/// The knee: walking up from the lowest load, the last point that still meets the rule (its
+/// attainment at `target` or above, or both p99s within `slo`). A noisy point meeting it again
+/// past the first miss does not move the knee.
+pub fn find_knee(points: &[SweepPoint], rule: KneeRule, target: f64, slo: Slo) -> Option<Knee> {
+    let meets = |s: &Summary| match rule {
+        KneeRule::Attainment => s.slo_attainment >= target,
+        KneeRule::P99 => s.requests_completed > 0 && s.ttft_s.p99 <= slo.ttft_s && s.tpot_s.p99 <= slo.tpot_s,
+    };
+    by_load(points).iter().take_while(|p| meets(&p.summary)).last().map(|p| Knee {
         offered_load: p.offered_load,
         offered_rps: p.offered_rps,
         throughput_rps: p.summary.throughput_rps,
         goodput_rps: p.summary.goodput_rps,
         slo_attainment: p.summary.slo_attainment,
+        ttft_p99_s: p.summary.ttft_s.p99,
+        tpot_p99_s: p.summary.tpot_s.p99,
     })
 }

@@ -5,7 +5,7 @@ mod common;
 use common::{rag, run};
 use kneelab_sim::capacity::{self, Capacity};
 use kneelab_sim::sweep::{self, SweepOptions};
-use kneelab_sim::{Config, LoadConfig, Scenario, Summary, simulate_with_capacity};
+use kneelab_sim::{Config, KneeRule, LoadConfig, Scenario, Summary, simulate_with_capacity};
 
 fn rag_capacity() -> Capacity {
     capacity::measure(&Scenario::new(&rag(LoadConfig::open_offered(1.0), 1_000)).unwrap())
@@ -121,4 +121,45 @@ fn sweep_finds_a_knee_below_saturation() {
     // Throughput rises monotonically until saturation (common random numbers keep it smooth).
     let thr: Vec<f64> = s.points.iter().map(|p| p.summary.throughput_rps).collect();
     assert!(thr.windows(2).take(7).all(|w| w[1] > w[0]), "{thr:?}");
+}
+
+/// The page's load grid: 5% to 120% of capacity, every 5%.
+fn page_loads() -> Vec<f64> {
+    sweep::load_grid(0.05, 1.2, 0.05).unwrap()
+}
+
+#[test]
+fn the_attainment_knee_is_not_a_p99_knee() {
+    // The page's main lab: RAG, 4,000 requests per point, 2 s TTFT and 200 ms TPOT SLOs.
+    let config = rag(LoadConfig::open_offered(1.0), 4_000);
+    let s = sweep::sweep(&config, &page_loads(), SweepOptions::default()).unwrap();
+    let knee = s.knee.expect("light load meets the SLOs");
+    let crossing = s.p99_crossing.ttft_load.expect("TTFT p99 crosses its SLO inside the sweep");
+    println!(
+        "attainment knee {:.2}, TTFT p99 there {:.2} s, TTFT p99 crosses 2 s at {crossing:.3}",
+        knee.offered_load, knee.ttft_p99_s
+    );
+    // TTFT p99 passes its SLO well below the 90%-attainment knee, so at that knee a p99 SLO is
+    // already broken: the page must say which percentile its knee is judged on.
+    assert!(crossing < knee.offered_load, "crossing {crossing} vs knee {}", knee.offered_load);
+    assert!(knee.ttft_p99_s > config.slo.ttft_ms / 1e3);
+
+    let p99 = sweep::sweep(
+        &Config { slo: kneelab_sim::SloConfig { knee: KneeRule::P99, ..config.slo.clone() }, ..config.clone() },
+        &page_loads(),
+        SweepOptions::default(),
+    )
+    .unwrap();
+    let p99_knee = p99.knee.expect("light load meets a p99 SLO");
+    assert_eq!(p99.knee_rule, KneeRule::P99);
+    assert!(
+        p99_knee.offered_load <= crossing && p99_knee.offered_load >= crossing - 0.05,
+        "{p99_knee:?} vs {crossing}"
+    );
+    assert!(p99_knee.ttft_p99_s <= 2.0 && p99_knee.tpot_p99_s <= 0.2);
+    // DistServe's goodput keeps its own (attainment) definition whatever the knee is judged on.
+    assert_eq!(p99.distserve_goodput_rps, s.distserve_goodput_rps);
+    // The saturation point is a different point, past both knees.
+    let sat = s.saturation.expect("throughput saturates");
+    assert!(sat.offered_load > knee.offered_load);
 }

@@ -47,6 +47,6 @@ impl SweepJob {
     pub fn result(&self) -> Result<JsValue, JsError> {
         let run = self.run.as_ref().ok_or_else(|| JsError::new("call step() first"))?;
         let slo = Slo { ttft_s: self.config.slo.ttft_ms / 1e3, tpot_s: self.config.slo.tpot_ms / 1e3 };
-        to_js(&run.assemble(slo, DEFAULT_ATTAINMENT_TARGET))
+        to_js(&run.assemble(slo, self.config.slo.knee, DEFAULT_ATTAINMENT_TARGET))
     }
 }

@@ -7,8 +7,8 @@
 
 use kneelab_sim::sweep::{DEFAULT_ATTAINMENT_TARGET, SweepRun};
 use kneelab_sim::{
-    Capacity, Config, LoadConfig, LoadMode, Options, Outcome, Scenario, Simulation, Slo, Summary, Sweep, ThinkDist,
-    exposition, simulate_with_capacity,
+    Capacity, Config, KneeRule, LoadConfig, LoadMode, Options, Outcome, Scenario, Simulation, Slo, Summary, Sweep,
+    ThinkDist, exposition, simulate_with_capacity,
 };
 use wasm_bindgen::prelude::*;
 
@@ -216,11 +216,11 @@ impl Lab {
     #[wasm_bindgen(js_name = drawLatency)]
     pub fn draw_latency(&mut self, canvas: JsValue, dark: JsValue) -> Result<bool, JsError> {
         let (canvas, dark) = boundary::draw_target(&canvas, &dark)?;
-        let (marker, slo) = (self.marker(), self.slo());
+        let (marker, slo, rule) = (self.marker(), self.slo(), self.knee_rule());
         // In a closed loop, the open loop's finished curve stays in view for comparison.
         if self.mode()? == LoadMode::Closed && self.assembled_open.is_none() {
             self.assembled_open =
-                self.open.as_ref().filter(|r| r.is_done()).map(|r| r.assemble(slo, DEFAULT_ATTAINMENT_TARGET));
+                self.open.as_ref().filter(|r| r.is_done()).map(|r| r.assemble(slo, rule, DEFAULT_ATTAINMENT_TARGET));
         }
         self.sweep();
         let compare = match self.mode()? {
@@ -294,6 +294,10 @@ impl Lab {
         self.config.as_ref().map(|c| c.load.mode).ok_or_else(|| JsError::new("setConfig first"))
     }
 
+    fn knee_rule(&self) -> KneeRule {
+        self.config.as_ref().map(|c| c.slo.knee).unwrap_or_default()
+    }
+
     fn slo(&self) -> Slo {
         let slo = self.config.as_ref().map(|c| c.slo.clone()).unwrap_or_default();
         Slo { ttft_s: slo.ttft_ms / 1e3, tpot_s: slo.tpot_ms / 1e3 }
@@ -329,8 +333,8 @@ impl Lab {
     /// The current mode's sweep so far, under the current SLOs (cached until something changes).
     fn sweep(&mut self) -> Option<&Sweep> {
         if self.assembled.is_none() {
-            let slo = self.slo();
-            self.assembled = self.curve().map(|run| run.assemble(slo, DEFAULT_ATTAINMENT_TARGET));
+            let (slo, rule) = (self.slo(), self.knee_rule());
+            self.assembled = self.curve().map(|run| run.assemble(slo, rule, DEFAULT_ATTAINMENT_TARGET));
         }
         self.assembled.as_ref()
     }

@@ -114,6 +114,7 @@ pub fn build(point: Option<PointView<'_>>, sweep: Option<&Sweep>, capacity: Opti
     }
     if let Some(s) = sweep {
         r.insert("sweep_points".into(), Some(s.points.len() as f64));
+        r.insert("attainment_target".into(), Some(s.attainment_target));
         if let Some(k) = s.knee {
             let at_knee = s.points.iter().find(|p| p.offered_load == k.offered_load).map(|p| &p.summary);
             r.insert("knee_load".into(), Some(k.offered_load));
@@ -122,8 +123,13 @@ pub fn build(point: Option<PointView<'_>>, sweep: Option<&Sweep>, capacity: Opti
             r.insert("knee_e2e_s".into(), at_knee.map(|s| s.e2e_s.mean));
             r.insert("knee_running".into(), at_knee.map(|s| s.num_requests_running_mean));
             r.insert("knee_batch_s".into(), at_knee.map(|s| s.batch_s.mean));
+            r.insert("knee_ttft_p99_s".into(), Some(k.ttft_p99_s));
+            r.insert("knee_tpot_p99_s".into(), Some(k.tpot_p99_s));
+            r.insert("knee_slo_attainment".into(), Some(k.slo_attainment));
         }
         r.insert("distserve_goodput_rps".into(), s.distserve_goodput_rps);
+        r.insert("ttft_p99_crossing_load".into(), s.p99_crossing.ttft_load);
+        r.insert("tpot_p99_crossing_load".into(), s.p99_crossing.tpot_load);
         if let Some(sat) = s.saturation {
             r.insert("saturation_load".into(), Some(sat.offered_load));
             r.insert("saturation_rps".into(), Some(sat.throughput_rps));

@@ -15,23 +15,38 @@ import {
   formatTimes,
   meanVsTail,
   onUpdate,
+  p99Crossing,
 } from './live.js';
 import { mirror } from './mirror.js';
 
-/** The sentence about where the slider sits relative to the knee. */
-function position(r) {
+/** What the SLO knee is judged on, in words, for a lab's state and readouts. */
+export function kneeDefinition(state, r) {
+  return state.kneeRule === 'p99'
+    ? 'TTFT p99 and TPOT p99 both stay within their SLOs'
+    : `at least ${formatPercent(r.attainment_target)} of requests meet both SLOs`;
+}
+
+/** The sentence about where the slider sits relative to the SLO knee. */
+function position(r, state) {
   if (r.load == null) return '';
   if (!(r.load > 0)) return 'The slider is at 0%: no traffic. Drag it up.';
   if (r.knee_load == null) return `You are at ${formatPercent(r.load)} of capacity.`;
   const at = `You are at ${formatPercent(r.load)} of capacity`;
   if (r.load < r.knee_load - 1e-9) {
-    return `${at}, below the knee: more load still buys throughput, and TTFT p99 (${formatSeconds(r.ttft_p99)}) is set mostly by prefill.`;
+    return `${at}, below the SLO knee: more load still buys throughput, and TTFT p99 (${formatSeconds(r.ttft_p99)}) is set mostly by prefill.`;
   }
   if (r.load <= r.knee_load + 1e-9) {
-    return `${at}, right at the knee: this is where you want each replica at peak, and no further.`;
+    const p99Broken = state.kneeRule !== 'p99' && r.knee_ttft_p99_s > r.slo_ttft_s;
+    return (
+      `${at}, right at the SLO knee: at peak, run just below it, with a margin for the minutes a new replica takes to start.` +
+      (p99Broken
+        ? ` Note that TTFT p99 here is already ${formatSeconds(r.knee_ttft_p99_s)}, ${formatTimes(r.knee_ttft_p99_s / r.slo_ttft_s)} its SLO: ` +
+          'if your SLO is stated on p99, judge the knee on p99 (a setting of the lab).'
+        : '')
+    );
   }
   return (
-    `${at}, past the knee: throughput has only ${formatRate(r.capacity_rps - r.throughput_rps)} left to give, ` +
+    `${at}, past the SLO knee: throughput has only ${formatRate(r.capacity_rps - r.throughput_rps)} left to give, ` +
     `while TTFT p99 is ${formatSeconds(r.ttft_p99)} (${formatTimes(r.ttft_p99 / r.slo_ttft_s)} the SLO) and on average ` +
     `${formatMetric('num_requests_waiting', r.num_requests_waiting)} requests wait in the queue.`
   );
@@ -44,10 +59,14 @@ function setupKneeText(lab) {
   onUpdate(lab, ({ readouts: r, state, sweepDone }) => {
     fill(live, {
       capacity_rps: formatRate(r.capacity_rps),
+      knee_definition: kneeDefinition(state, r),
       knee_load: formatPercent(r.knee_load),
       knee_rps: formatRate(r.knee_rps),
+      knee_ttft_p99: formatSeconds(r.knee_ttft_p99_s),
+      crossing: p99Crossing(r),
+      saturation_load: formatPercent(r.saturation_load),
       saturation_rps: formatRate(r.saturation_rps),
-      position: position(r),
+      position: position(r, state),
     });
     const key = configKey(state);
     if (sweepDone && sweptFor !== key) {

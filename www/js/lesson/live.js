@@ -188,3 +188,11 @@ export function limitSentence(sweep) {
     capacity_rps: sweep.capacity_rps,
   });
 }
+
+/** Where TTFT p99 crosses its SLO in the sweep, in words. */
+export function p99Crossing(r) {
+  if (r.ttft_p99_crossing_load != null) {
+    return `TTFT p99 crosses its ${formatSeconds(r.slo_ttft_s)} SLO at about ${formatPercent(r.ttft_p99_crossing_load)} of capacity.`;
+  }
+  return r.sweep_points != null ? `TTFT p99 stays ${r.ttft_p99 > r.slo_ttft_s ? 'above' : 'within'} its SLO across the sweep.` : '';
+}

@@ -16,6 +16,7 @@ import {
   formatTimes,
   meanVsTail,
   onUpdate,
+  p99Crossing,
   pointAt,
   whenNear,
 } from './live.js';
@@ -68,6 +69,7 @@ const STEPS = {
         p50_85: formatSeconds(a.ttft_s.p50),
         p50_100: formatSeconds(b.ttft_s.p50),
         mean_note: note ?? '',
+        crossing: p99Crossing(r),
       };
     },
   },

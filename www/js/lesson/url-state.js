@@ -1,10 +1,10 @@
 // The main lab's state in the address bar, so a link reproduces the view:
-//   #load=0.95&mode=closed&workload=rag&seqs=64&chunked=1&budget=2048&kv=440000&ttft=2000&tpot=200&preset=llama-3-8b-a100
+//   #load=0.95&mode=closed&workload=rag&seqs=64&chunked=1&budget=2048&kv=440000&ttft=2000&tpot=200&knee=p99&preset=llama-3-8b-a100
 // Written with history.replaceState (no history spam, no scroll jump), read on load and on
 // hashchange. Anything unknown or invalid is ignored, never fatal. A plain in-page anchor
 // (#goodput) carries no state and is left to the browser.
 
-import { BUDGETS, DEFAULT_STATE, KV_CACHE_TOKENS, PRESETS, SEQS, WORKLOADS } from '../knee-lab.js';
+import { BUDGETS, DEFAULT_STATE, KNEE_RULES, KV_CACHE_TOKENS, PRESETS, SEQS, WORKLOADS } from '../knee-lab.js';
 import { changed, debounce } from './live.js';
 
 const number = (min, max) => (text) => {
@@ -32,6 +32,7 @@ const FIELDS = {
   kv: ['kvCacheTokens', oneOf(KV_CACHE_TOKENS), String],
   ttft: ['sloTtftMs', number(1, 600000), String],
   tpot: ['sloTpotMs', number(1, 60000), String],
+  knee: ['kneeRule', oneOf(Object.keys(KNEE_RULES)), String],
 };
 
 /** The valid state fields in a hash (`#a=1&b=2`), as a partial state. */

@@ -113,6 +113,9 @@ function setupFleet(wasm, lab) {
       fleet_w_bare: formatSeconds(atSat.batch_s.mean),
       fleet_ceiling: formatRate(s.per_replica_max_qps),
       fleet_ceiling_note: limitSentence(sweep),
+      fleet_knee_def:
+        `at least ${formatPercent(sweep.attainment_target)} of requests within ${formatSeconds(atKnee.slo_ttft_ms / 1000)} TTFT ` +
+        `and ${formatSeconds(atKnee.slo_tpot_ms / 1000)} TPOT`,
       fleet_peak: formatNumber(peak),
       fleet_knee_bare: formatNumber(knee.throughput_rps, 3),
       fleet_sat: formatRate(sat.throughput_rps),
