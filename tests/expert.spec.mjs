@@ -173,3 +173,71 @@ test('"Ask a tutor" writes a prompt with the lab link and numbers, the predictio
   for (const ask of ['percentile', 'cold start', 'hysteresis', "Little's Law", 'time in the batch']) expect(text).toContain(ask);
   await expect(page.locator('#tutor-status')).not.toBeEmpty();
 });
+
+test('the tear you can see: a linear latency axis by default with a log toggle, a mean line, p99/p50, and no steady state past 100%', async ({ page }) => {
+  await openPage(page);
+  await setLab(page, { load: 0.95 });
+  const lab = page.locator('#lab');
+  // The chart's own pixels: redrawn when the scale flips, and the state and link follow.
+  const pixels = () => lab.locator('#chart-latency').evaluate((c) => c.toDataURL());
+  const linear = await pixels();
+  await expect(lab.locator('#latency-log')).not.toBeChecked();
+  await lab.locator('#latency-log').check();
+  await expect.poll(pixels).not.toBe(linear);
+  expect(await lab.evaluate((el) => el.state.latencyScale)).toBe('log');
+  await expect.poll(() => page.evaluate(() => location.hash)).toContain('scale=log');
+  await lab.locator('#latency-log').uncheck();
+  await expect.poll(pixels).toBe(linear);
+  // p99 / p50 as a readout, from the run.
+  const r = await lab.evaluate((el) => el.readouts);
+  expect(r.ttft_p99_over_p50).toBeCloseTo(r.ttft_p99 / r.ttft_p50, 9);
+  await expect(lab.locator('[data-metric="ttft_p99_over_p50"]')).toContainText('×');
+  await expect(lab.locator('figure[data-panel="latency"] figcaption')).toContainText('no steady state');
+  await lab.locator('figure[data-panel="latency"]').screenshot({ path: path.join(artifacts, 'latency-linear-95.png') });
+});
+
+test("vLLM V1's defaults by GPU class are stated, from the engine's presets", async ({ page }) => {
+  await openPage(page);
+  const text = page.locator('#v1-defaults');
+  await expect(text).toContainText('on an A100-80GB, --max-num-batched-tokens 2,048 and --max-num-seqs 256');
+  await expect(text).toContainText('on an H100-SXM, --max-num-batched-tokens 8,192 and --max-num-seqs 1,024');
+  await expect(page.locator('#knobs + ul')).toContainText('In vLLM V1 chunked prefill is always on');
+});
+
+test('open and closed loops are named as vllm bench serve runs them, and coordinated omission only where it fits', async ({ page }) => {
+  await openPage(page);
+  const loops = page.locator('#loops + p');
+  await expect(loops).toContainText('vllm bench serve --max-concurrency N');
+  await expect(loops).toContainText('is open loop by default: Poisson arrivals at --request-rate');
+  const text = await page.locator('main').evaluate((el) => el.textContent.replace(/\s+/g, ' '));
+  expect(text).not.toMatch(/This is coordinated omission/);
+  expect(text).not.toMatch(/to capacity \(coordinated omission\)/);
+});
+
+test('a closed loop speaks of users and demand, and shows no knee at the end of its range', async ({ page }) => {
+  await openPage(page);
+  await setLab(page, { mode: 'closed', load: 1.1 });
+  const lab = page.locator('#lab');
+  await expect(lab.locator('label[for="offered-load"]')).toContainText('Users’ demand');
+  await expect(lab.locator('#offered-load')).toHaveAttribute('aria-valuetext', /users offering 110% of capacity/);
+  const r = await lab.evaluate((el) => el.readouts);
+  const live = page.locator('#knee-live');
+  await expect(live).toContainText(`You have ${r.users.toLocaleString('en-US')} users`);
+  if (r.knee_beyond_sweep != null) {
+    expect(r.knee_load ?? null).toBeNull();
+    await expect(live).toContainText('no SLO knee here');
+    await expect(live).not.toContainText('knee 120%');
+  }
+  await setLab(page, { mode: 'open' });
+  await expect(lab.locator('label[for="offered-load"]')).toContainText('Offered load');
+});
+
+test('below 90% load throughput is at most 1.01x what arrived, and the lab says what the run drew', async ({ page }) => {
+  await openPage(page);
+  await setLab(page, { load: 0.5 });
+  const sweep = await page.locator('#lab').evaluate((el) => el.sweep);
+  const below = sweep.points.filter((p) => p.offered_load < 0.9);
+  expect(below.length).toBeGreaterThan(10);
+  for (const p of below) expect(p.summary.throughput_rps, `at ${p.offered_load}`).toBeLessThanOrEqual(1.01 * p.offered_rps);
+  await expect(page.locator('#lab #offered-load-rate')).toContainText('this run drew');
+});

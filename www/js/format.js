@@ -68,6 +68,7 @@ export function formatMetric(name, value) {
   if (PERCENT.has(name)) return formatPercent(value);
   if (COUNT.has(name)) return Math.round(value).toLocaleString('en-US');
   if (MEAN_COUNT.has(name)) return value < 10 ? value.toFixed(1) : Math.round(value).toLocaleString('en-US');
+  if (name === 'ttft_p99_over_p50') return `${value < 10 ? value.toFixed(1) : Math.round(value)}×`;
   if (name === 'output_tokens_per_s' || name === 'limit_prefill_tokens_per_s') return `${Math.round(value).toLocaleString('en-US')} tok/s`;
   if (name.endsWith('_rps')) return formatRate(value);
   if (name.endsWith('_s') || /_(mean|p50|p90|p99)$/.test(name)) return formatSeconds(value);

@@ -75,6 +75,8 @@ input[aria-invalid=true] { border-color: var(--kl-bad); outline: 2px solid var(-
 figure { margin: 0; border: 1px solid var(--kl-line); border-radius: 10px; padding: 10px; background: var(--kl-bg); min-width: 0; }
 figcaption { font-size: 13.5px; color: var(--kl-muted); margin-top: 6px; }
 figcaption strong { color: var(--kl-fg); }
+figcaption label.inline { white-space: nowrap; color: var(--kl-fg); cursor: pointer; }
+figcaption label.inline input { margin: 0 4px 0 2px; vertical-align: middle; }
 canvas { display: block; width: 100%; height: 270px; }
 figure.wide, figure[data-panel=queue] { grid-column: 1 / -1; }
 figure[data-panel=queue] canvas { height: 220px; }

@@ -6,7 +6,8 @@
 // Attributes set the starting state: load (fraction of capacity, 0-1.2), mode (open | closed),
 // workload (chat | rag), preset (llama-3-8b-a100 | llama-3-8b-h100), max-num-seqs,
 // chunked-prefill (true | false), max-num-batched-tokens, slo-ttft-ms, slo-tpot-ms,
-// think-time-s, kv-cache-tokens, requests, seed, knee-rule (attainment | p99); panels (latency throughput queue timeline
+// think-time-s, kv-cache-tokens, requests, seed, knee-rule (attainment | p99), latency-scale
+// (linear | log); panels (latency throughput queue timeline
 // goodput limits), controls (load mode engine slo knee model) and metrics (readout names, see METRIC_LABELS)
 // pick what is shown. A value that cannot be read (empty, not a decimal number, out of range, an
 // unknown name) is an error on the page naming the attribute, and the setting keeps its last
@@ -70,9 +71,11 @@ export const METRIC_LABELS = {
   queue_p99: 'Queue wait p99',
   output_tokens_per_s: 'Output tokens/s',
   kv_cache_usage: 'KV cache used',
+  ttft_p99_over_p50: 'TTFT p99 / p50',
   num_preemptions: 'Preemptions',
   users: 'Users',
   offered_rps: 'Offered rate',
+  arrival_rate_rps: 'Arrivals drawn',
   knee_load: 'Knee',
   knee_rps: 'Throughput at the knee',
   saturation_rps: 'Saturation throughput',
@@ -112,6 +115,7 @@ export const DEFAULT_STATE = Object.freeze({
   requests: 4000,
   seed: 42,
   kneeRule: 'attainment',
+  latencyScale: 'linear',
 });
 
 /** What the SLO knee can be judged on (the config's `slo.knee`), as the control names them. */
@@ -208,6 +212,7 @@ const ATTRIBUTES = {
   requests: { key: 'requests', parse: whole(500, 20000) },
   seed: { key: 'seed', parse: whole(0, Number.MAX_SAFE_INTEGER) },
   'knee-rule': { key: 'kneeRule', parse: oneOf(Object.keys(KNEE_RULES)), control: 'knee-rule' },
+  'latency-scale': { key: 'latencyScale', parse: oneOf(['linear', 'log']) },
 };
 
 /** The list attributes: what they may name, and what they show when absent. */
@@ -246,7 +251,7 @@ function template(id) {
 <div class="lab" part="lab">
   <form class="controls" part="controls" onsubmit="return false" aria-label="Knee lab controls">
     <div class="control load" data-group="load">
-      <label for="offered-load" id="${id}-load-label">Offered load <span class="hint">(% of the replica's capacity)</span></label>
+      <label for="offered-load" id="${id}-load-label"><span class="load-name">Offered load</span> <span class="hint load-hint">(% of the replica's capacity)</span></label>
       <div class="load-row">
         <input type="range" id="offered-load" min="0" max="120" step="1" value="85"
                aria-describedby="offered-load-rate" aria-valuetext="85% of capacity">
@@ -311,7 +316,9 @@ function template(id) {
   <div class="charts" part="charts">
     <figure data-panel="latency">
       <canvas id="chart-latency" role="img" aria-label="TTFT p50 and p99 against offered load"></canvas>
-      <figcaption>Time to first token against offered load. The vertical line is the slider; the dashed line the SLO.</figcaption>
+      <figcaption>Time to first token against offered load: p50, p99 and the mean (dotted). The vertical line is the slider; the
+        dashed line the SLO. Past 100% an open loop has no steady state: the queue grows for as long as a run lasts, so the shaded
+        numbers depend on the run's length. <label class="inline"><input type="checkbox" id="latency-log"> log scale</label></figcaption>
     </figure>
     <figure data-panel="throughput">
       <canvas id="chart-throughput" role="img" aria-label="Throughput and goodput against offered load"></canvas>
@@ -621,8 +628,11 @@ export class KneeLab extends HTMLElement {
       return;
     }
     const onlyLoad = Object.keys(partial).every((k) => k === 'load');
+    const onlyView = Object.keys(partial).every((k) => k === 'latencyScale');
     this.#syncControls();
-    if (onlyLoad) {
+    if (onlyView) {
+      this.#scheduleFrame(); // a redraw: nothing to simulate
+    } else if (onlyLoad) {
       this.#setLoad(next.load);
     } else {
       this.#applyConfig();
@@ -903,7 +913,10 @@ export class KneeLab extends HTMLElement {
     const root = this.shadowRoot;
     const lab = this.#lab;
     const draw = {
-      latency: () => lab.drawLatency(root.getElementById('chart-latency'), dark),
+      latency: () => {
+        lab.setLatencyLog(this.#state.latencyScale === 'log');
+        return lab.drawLatency(root.getElementById('chart-latency'), dark);
+      },
       throughput: () => lab.drawThroughput(root.getElementById('chart-throughput'), dark),
       queue: () => lab.drawQueue(root.getElementById('chart-queue'), dark),
       timeline: () => lab.drawTimeline(root.getElementById('chart-timeline'), dark),
@@ -951,6 +964,9 @@ export class KneeLab extends HTMLElement {
     );
     this.#el('preset').addEventListener('change', (e) => this.#update({ preset: e.target.value }, { fromUser: true }));
     this.#el('knee-rule').addEventListener('change', (e) => this.#update({ kneeRule: e.target.value }, { fromUser: true }));
+    this.#el('latency-log').addEventListener('change', (e) =>
+      this.#update({ latencyScale: e.target.checked ? 'log' : 'linear' }, { fromUser: true }),
+    );
     this.#el('workload').addEventListener('change', (e) =>
       this.#update({ workload: e.target.value }, { fromUser: true }),
     );
@@ -986,7 +1002,13 @@ export class KneeLab extends HTMLElement {
     const pct = Math.round(s.load * 100);
     const slider = this.#el('offered-load');
     if (Number(slider.value) !== pct) slider.value = String(pct);
-    slider.setAttribute('aria-valuetext', `${pct}% of capacity`);
+    const closed = s.mode === 'closed';
+    slider.setAttribute('aria-valuetext', closed ? `users offering ${pct}% of capacity if unloaded` : `${pct}% of capacity`);
+    const label = this.shadowRoot.querySelector('label[for="offered-load"]');
+    label.querySelector('.load-name').textContent = closed ? 'Users’ demand' : 'Offered load';
+    label.querySelector('.load-hint').textContent = closed
+      ? '(the share of capacity the users would offer if every answer came at the unloaded latency)'
+      : "(% of the replica's capacity)";
     this.#el('offered-load-value').value = `${pct}%`;
     this.#el('closed-loop').checked = s.mode === 'closed';
     this.#el('chunked-prefill').checked = s.chunkedPrefill;
@@ -1008,6 +1030,7 @@ export class KneeLab extends HTMLElement {
     this.#el('preset').value = s.preset;
     this.#el('workload').value = s.workload;
     this.#el('knee-rule').value = s.kneeRule;
+    this.#el('latency-log').checked = s.latencyScale === 'log';
   }
 
   #showParts() {
@@ -1055,7 +1078,8 @@ export class KneeLab extends HTMLElement {
       s.load <= 0
         ? 'No traffic: drag the slider up to send requests.'
         : s.mode === 'open'
-          ? `Poisson arrivals at ${formatRate(r.offered_rps)}, ${formatPercent(s.load)} of a capacity of ${formatRate(r.capacity_rps)}.`
+          ? `Poisson arrivals at ${formatRate(r.offered_rps)}, ${formatPercent(s.load)} of a capacity of ${formatRate(r.capacity_rps)}` +
+            (r.arrival_rate_rps != null ? `; this run drew ${formatRate(r.arrival_rate_rps)}.` : '.')
           : `Achieved ${formatRate(r.throughput_rps)} (${formatPercent(r.throughput_rps / r.capacity_rps)} of capacity).`;
     this.#el('closed-mapping').textContent =
       s.mode === 'closed' && r.users != null

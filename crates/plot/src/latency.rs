@@ -2,6 +2,7 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::axes::{Axis, Ticks};
 use crate::format::{format_percent, format_seconds};
@@ -29,10 +30,18 @@ pub struct LatencyData {
     pub metric_label: String,
     /// Offered load of each point as a fraction of capacity (1.0 = 100 %).
     pub loads: Vec<f64>,
+    /// A closed loop's x is the users' demand, not an offered rate: titles the axis so.
+    pub closed_loop: bool,
     /// Median latency at each load, in seconds.
     pub p50_s: Vec<f64>,
     /// 99th-percentile latency at each load, in seconds.
     pub p99_s: Vec<f64>,
+    /// Mean latency at each load, in seconds: a thin dotted line, so "the average still looks
+    /// fine" can be seen beside the tail. Empty to leave it out.
+    pub mean_s: Vec<f64>,
+    /// Loads from here up have no steady state (past capacity the queue grows for as long as a
+    /// run lasts): shaded and labelled. `None` for no shading.
+    pub unsteady_from: Option<f64>,
     /// The latency SLO, drawn as a dashed horizontal line labelled "SLO".
     pub slo_s: Option<f64>,
     /// The slider's load (fraction of capacity): a vertical marker with a dot on each curve.
@@ -62,6 +71,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &LatencyDat
     let to_y: fn(f64) -> Option<f64> = if log { geom::log10 } else { geom::linear };
     let p50 = geom::runs(&data.loads, &data.p50_s, to_y);
     let p99 = geom::runs(&data.loads, &data.p99_s, to_y);
+    let mean = geom::runs(&data.loads, &data.mean_s, to_y);
     let compare = geom::runs(&data.compare_loads, &data.compare_p99_s, to_y);
     let has_data = !(p50.is_empty() && p99.is_empty());
 
@@ -76,7 +86,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &LatencyDat
     };
     let fmt_y = |v: f64, _step: f64| format_seconds(if log { 10f64.powf(v) } else { v });
     let fmt_x = |v: f64, _step: f64| format_percent(v);
-    let x = load_axis(x_lo, x_hi, &fmt_x);
+    let x = load_axis(x_lo, x_hi, &fmt_x, data.closed_loop);
     let y = Axis {
         lo: y_lo,
         hi: y_hi,
@@ -90,6 +100,9 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &LatencyDat
         Item { label: "p50".into(), swatch: Swatch::Line { color: t.series.blue, dashed: false } },
         Item { label: "p99".into(), swatch: Swatch::Line { color: t.series.vermillion, dashed: false } },
     ];
+    if !mean.is_empty() {
+        legend.push(Item { label: "mean".into(), swatch: Swatch::Line { color: t.series.bluish_green, dashed: true } });
+    }
     if !compare.is_empty() {
         let label = if data.compare_label.is_empty() { "p99 (compare)" } else { data.compare_label.as_str() };
         legend.push(Item { label: label.into(), swatch: Swatch::Line { color: t.muted, dashed: true } });
@@ -98,6 +111,12 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &LatencyDat
         return Ok(());
     };
 
+    // The region without a steady state goes under everything.
+    let unsteady = data.unsteady_from.filter(|u| u.is_finite() && *u < plot.map.range.x1);
+    if let Some(from) = unsteady {
+        let (x0, y0, x1, y1) = (from.max(plot.map.range.x0), plot.map.range.y0, plot.map.range.x1, plot.map.range.y1);
+        plot.bar((x0, y0), (x1, y1), t.grid.mix(0.55).filled())?;
+    }
     // Lines first, labels last, so labels can find a spot clear of every line.
     let knee = data.knee_load.filter(|k| k.is_finite());
     let slo = data.slo_s.and_then(|s| Some((s, to_y(s)?)));
@@ -108,6 +127,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &LatencyDat
         plot.hline(y, t.reference)?;
     }
     plot.line(&compare, t.muted, 1.25, true)?;
+    plot.line(&mean, t.series.bluish_green, 1.5, true)?;
     plot.line(&p50, t.series.blue, 2.0, false)?;
     plot.line(&p99, t.series.vermillion, 2.0, false)?;
     if let Some(load) = data.current_load.filter(|c| c.is_finite()) {
@@ -124,6 +144,15 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &LatencyDat
     if let Some(knee) = knee {
         plot.vline_label(knee, &format!("knee {}", format_percent(knee)))?;
     }
+    if let Some(from) = unsteady {
+        let (_, top, right, _) = plot.bounds();
+        let (left, _) = plot.pixel((from.max(plot.map.range.x0), plot.map.range.y1));
+        let pad = plot.frame.px(4.0);
+        // The caption says why; the chart names the region, shorter when it is narrow.
+        let fits = |text: &str| plot.label_width(text) + 2 * pad <= right - left;
+        let text = if fits("no steady state") { "no steady state" } else { "unsteady" };
+        plot.text_at(text, (right - pad, top + pad), Pos::new(HPos::Right, VPos::Top))?;
+    }
     if let Some((slo_s, y)) = slo {
         plot.hline_label(y, &format!("SLO {}", format_seconds(slo_s)), Side::Right)?;
     }
@@ -138,9 +167,11 @@ pub(crate) fn load_range(loads: &[f64], extra: [Option<f64>; 2]) -> (f64, f64) {
     (0.0, hi)
 }
 
-/// The x axis of a chart against offered load.
-pub(crate) fn load_axis<'f>(lo: f64, hi: f64, format: &'f dyn Fn(f64, f64) -> String) -> Axis<'f> {
-    Axis { lo, hi, ticks: Ticks::Nice, format, title: "offered load (% of capacity)".into(), grid: true }
+/// The x axis of a chart against offered load, or against a closed loop's demand (the users,
+/// as the share of capacity they would offer if every answer took the unloaded latency).
+pub(crate) fn load_axis<'f>(lo: f64, hi: f64, format: &'f dyn Fn(f64, f64) -> String, closed: bool) -> Axis<'f> {
+    let title = if closed { "users' demand (% of capacity)" } else { "offered load (% of capacity)" };
+    Axis { lo, hi, ticks: Ticks::Nice, format, title: title.into(), grid: true }
 }
 
 /// Whole decades (in log10) around every value drawn, so ticks land on "100 ms", "1 s", ...
@@ -174,4 +205,58 @@ fn linear_max(data: &LatencyData) -> f64 {
         .or_else(|| stable(&data.p50_s))
         .or_else(|| Span::default().values(&data.p99_s).values(&data.p50_s).0.map(|s| s.1));
     hi.filter(positive).map_or(1.0, |h| h * 1.1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use plotters_svg::SVGBackend;
+
+    fn svg(data: &LatencyData, w: u32) -> String {
+        let mut out = String::new();
+        {
+            let area = SVGBackend::with_string(&mut out, (w, 260)).into_drawing_area();
+            draw(&area, data, &Style::light(1.0).for_svg()).unwrap();
+            area.present().unwrap();
+        }
+        out
+    }
+
+    fn data() -> LatencyData {
+        let loads = vec![0.5, 0.8, 0.9, 1.0, 1.1, 1.2];
+        LatencyData {
+            metric_label: "TTFT".into(),
+            p50_s: vec![0.4, 0.6, 0.9, 2.0, 8.0, 20.0],
+            p99_s: vec![0.8, 1.6, 3.0, 9.0, 30.0, 60.0],
+            mean_s: vec![0.45, 0.7, 1.1, 2.6, 10.0, 24.0],
+            loads,
+            slo_s: Some(2.0),
+            y_scale: YScale::Linear,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_mean_line_and_the_unsteady_region_are_drawn_and_named() {
+        let without = svg(&data(), 640);
+        assert!(without.contains("mean") && !without.contains("no steady state"));
+        let with = svg(&LatencyData { unsteady_from: Some(1.0), ..data() }, 640);
+        assert!(with.contains("no steady state") || with.contains("unsteady"), "{with}");
+        // The shade is one more rectangle than without it.
+        assert_eq!(with.matches("<rect").count(), without.matches("<rect").count() + 1);
+        // A wider region has room for the long name; no mean, no legend entry.
+        assert!(svg(&LatencyData { unsteady_from: Some(0.8), ..data() }, 640).contains("no steady state"));
+        assert!(!svg(&LatencyData { mean_s: vec![], ..data() }, 640).contains("mean"));
+    }
+
+    #[test]
+    fn a_closed_loop_is_plotted_against_its_users_demand() {
+        assert!(svg(&data(), 640).contains("offered load (% of capacity)"));
+        let closed = svg(&LatencyData { closed_loop: true, ..data() }, 640);
+        assert!(
+            closed.contains("users&apos; demand (% of capacity)") || closed.contains("users' demand (% of capacity)"),
+            "{closed}"
+        );
+        assert!(!closed.contains("offered load"));
+    }
 }

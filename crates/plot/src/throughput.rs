@@ -18,6 +18,8 @@ use crate::style::Style;
 pub struct ThroughputData {
     /// Offered load of each point as a fraction of capacity (1.0 = 100 %).
     pub loads: Vec<f64>,
+    /// A closed loop's x is the users' demand, not an offered rate: titles the axis so.
+    pub closed_loop: bool,
     /// Completed requests per second at each load (dashed line).
     pub throughput_rps: Vec<f64>,
     /// Requests per second that met the SLO at each load (solid line).
@@ -54,7 +56,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &Throughput
     let fmt_x = |v: f64, _step: f64| format_percent(v);
     let fmt_y = format_tick;
     let narrow = frame::Frame::new(area, style).narrow;
-    let x = load_axis(x_lo, x_hi, &fmt_x);
+    let x = load_axis(x_lo, x_hi, &fmt_x, data.closed_loop);
     let y = Axis {
         lo: y_lo,
         hi: y_hi,

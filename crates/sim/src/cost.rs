@@ -26,6 +26,14 @@ pub struct RooflinePreset {
     pub bandwidth_efficiency: f64,
     /// Where the numbers come from.
     pub source: &'static str,
+    /// The GPU's name as people say it.
+    pub gpu: &'static str,
+    /// `vllm serve`'s default `--max-num-seqs` on this GPU class in vLLM V1 (`EngineArgs`'
+    /// batch defaults: 1,024 on GPUs of 70 GiB or more other than A100, else 256).
+    pub v1_default_max_num_seqs: u32,
+    /// `vllm serve`'s default `--max-num-batched-tokens` there (8,192, else 2,048). V1 always
+    /// chunks prefill.
+    pub v1_default_max_num_batched_tokens: u32,
 }
 
 /// Llama-3-8B in bf16 on one A100-80GB.
@@ -48,6 +56,9 @@ pub const LLAMA_3_8B_A100: RooflinePreset = RooflinePreset {
     hbm_gb_s: 2039.0,
     bandwidth_efficiency: 0.68,
     source: "Vidur A100-80GB operator profile; vLLM 0.6 decode step 11.5 ms (LambdaLabsML/vllm-benchmark)",
+    gpu: "A100-80GB",
+    v1_default_max_num_seqs: 256,
+    v1_default_max_num_batched_tokens: 2048,
 };
 
 /// Llama-3-8B in bf16 on one H100-SXM.
@@ -69,6 +80,9 @@ pub const LLAMA_3_8B_H100: RooflinePreset = RooflinePreset {
     hbm_gb_s: 3350.0,
     bandwidth_efficiency: 0.68,
     source: "A100 profile scaled by HBM bandwidth and bf16 FLOP/s; vLLM 0.6 decode step 7.2 ms (LambdaLabsML/vllm-benchmark)",
+    gpu: "H100-SXM",
+    v1_default_max_num_seqs: 1024,
+    v1_default_max_num_batched_tokens: 8192,
 };
 
 /// Every roofline preset, by name.

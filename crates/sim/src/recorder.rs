@@ -75,6 +75,8 @@ pub struct Recorder {
     pub window_tokens: u64,
     /// Arrival of the first measured request.
     pub window_start_s: Option<f64>,
+    /// Arrival of the last measured request so far.
+    pub last_measured_arrival_s: f64,
     /// Completion of the last measured request (or where a truncated run stopped).
     pub window_end_s: f64,
     gauge_t: f64,

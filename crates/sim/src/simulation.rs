@@ -309,6 +309,9 @@ impl Simulation {
         if id == sc.warmup {
             self.recorder.start_window(arrival.time_s);
         }
+        if measured {
+            self.recorder.last_measured_arrival_s = arrival.time_s;
+        }
         let traced = measured && id < sc.warmup + self.options.trace_requests as u64;
         if traced {
             self.recorder.traces.push(Trace {

@@ -80,6 +80,10 @@ pub struct Summary {
     pub offered_load: Option<f64>,
     /// The open loop's arrival rate.
     pub offered_rate_rps: Option<f64>,
+    /// The arrival rate this run actually drew: measured requests after the first, over the
+    /// time from the first measured arrival to the last. Random gaps make it differ from
+    /// `offered_rate_rps` by a few percent; throughput is to be compared with this one.
+    pub arrival_rate_rps: f64,
     /// The closed loop's users.
     pub users: Option<u32>,
     /// The SLOs the run was judged by, in ms.
@@ -249,6 +253,11 @@ impl Outcome {
             capacity_rps: scenario.capacity.map(|c| c.rps),
             offered_load: scenario.offered_load,
             offered_rate_rps: rate,
+            arrival_rate_rps: {
+                let measured = arrived.saturating_sub(scenario.warmup).min(scenario.requests - scenario.warmup);
+                let span = rec.last_measured_arrival_s - start;
+                if measured > 1 && span > 0.0 { (measured - 1) as f64 / span } else { 0.0 }
+            },
             users,
             slo_ttft_ms: scenario.slo.ttft_s * 1e3,
             slo_tpot_ms: scenario.slo.tpot_s * 1e3,

@@ -19,7 +19,8 @@ pub const DEFAULT_ATTAINMENT_TARGET: f64 = 0.9;
 pub struct SweepPoint {
     /// Offered load as a fraction of capacity.
     pub offered_load: f64,
-    /// Open loop: the arrival rate; closed loop: the rate the users would offer unloaded.
+    /// Open loop: the arrival rate the run drew (`Summary::arrival_rate_rps`); closed loop: the
+    /// rate the users would offer unloaded.
     pub offered_rps: f64,
     /// The run's summary.
     pub summary: Summary,
@@ -304,6 +305,8 @@ pub fn assemble(runs: &Runs<'_>, slo: Slo, rule: KneeRule, target: f64) -> Sweep
             summary.slo_ttft_ms = slo.ttft_s * 1e3;
             summary.slo_tpot_ms = slo.tpot_s * 1e3;
             let offered_rps = match mode {
+                // The rate the run actually drew, so throughput is compared with what arrived.
+                LoadMode::Open if summary.arrival_rate_rps > 0.0 => summary.arrival_rate_rps,
                 LoadMode::Open => summary.offered_rate_rps.unwrap_or(load * cap.rps),
                 LoadMode::Closed => load * cap.rps,
             };

@@ -163,3 +163,31 @@ fn the_attainment_knee_is_not_a_p99_knee() {
     let sat = s.saturation.expect("throughput saturates");
     assert!(sat.offered_load > knee.offered_load);
 }
+
+#[test]
+fn below_90_percent_throughput_never_sits_above_what_arrived() {
+    for (name, config) in [
+        ("rag", rag(LoadConfig::open_offered(1.0), 4_000)),
+        ("chat", common::chat(LoadConfig::open_offered(1.0), 4_000)),
+    ] {
+        let s = sweep::sweep(&config, &page_loads(), SweepOptions::default()).unwrap();
+        for p in s.points.iter().filter(|p| p.offered_load < 0.9) {
+            let ratio = p.summary.throughput_rps / p.offered_rps;
+            assert!(
+                ratio <= 1.01,
+                "{name} at {}: throughput {} vs arrivals {} ({ratio:.4})",
+                p.offered_load,
+                p.summary.throughput_rps,
+                p.offered_rps
+            );
+            // And the drawn rate is within a few percent of the nominal one.
+            let nominal = p.summary.offered_rate_rps.unwrap();
+            assert!(
+                (p.offered_rps / nominal - 1.0).abs() < 0.06,
+                "{name} at {}: drew {} for {nominal}",
+                p.offered_load,
+                p.offered_rps
+            );
+        }
+    }
+}

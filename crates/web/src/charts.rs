@@ -69,6 +69,7 @@ pub fn latency_data(
     compare: Option<(&Sweep, &str)>,
     marker: Marker,
     slo_ttft_s: f64,
+    y_scale: latency::YScale,
 ) -> latency::LatencyData {
     let points = sweep.map(|s| &s.points[..]).unwrap_or_default();
     let (compare_points, compare_label) = compare.map_or((&[][..], ""), |(s, label)| (&s.points[..], label));
@@ -80,6 +81,11 @@ pub fn latency_data(
         loads: points.iter().map(|p| p.offered_load).collect(),
         p50_s: points.iter().map(|p| p.summary.ttft_s.p50).collect(),
         p99_s: points.iter().map(|p| p.summary.ttft_s.p99).collect(),
+        mean_s: points.iter().map(|p| p.summary.ttft_s.mean).collect(),
+        // An open loop past capacity has no steady state; a closed one throttles itself.
+        unsteady_from: points.first().filter(|p| p.summary.load_mode == "open").map(|_| 1.0),
+        closed_loop: points.first().is_some_and(|p| p.summary.load_mode == "closed"),
+        y_scale,
         slo_s: Some(slo_ttft_s),
         current_load: marker.load,
         current_p50_s: marker.p50_s,
@@ -102,6 +108,7 @@ pub fn throughput_data(sweep: Option<&Sweep>, marker: Marker) -> throughput::Thr
         current_throughput_rps: marker.throughput_rps,
         current_goodput_rps: marker.goodput_rps,
         knee_load: knee_to_mark(sweep),
+        closed_loop: points.first().is_some_and(|p| p.summary.load_mode == "closed"),
     }
 }
 

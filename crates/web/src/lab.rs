@@ -16,6 +16,7 @@ use crate::boundary::{self, core as js_error};
 use crate::charts::{self, Marker};
 use crate::readouts::{self, PointView};
 use crate::to_js;
+use kneelab_plot::latency::YScale;
 
 /// Requests traced for the timeline chart.
 const TRACED: u32 = 6;
@@ -44,6 +45,8 @@ pub struct Lab {
     assembled: Option<Sweep>,
     assembled_open: Option<Sweep>,
     point: Option<Point>,
+    /// Whether the latency chart uses a log axis.
+    latency_log: bool,
 }
 
 impl Default for Lab {
@@ -70,6 +73,7 @@ impl Lab {
             assembled: None,
             assembled_open: None,
             point: None,
+            latency_log: false,
         }
     }
 
@@ -227,7 +231,8 @@ impl Lab {
             LoadMode::Closed => self.assembled_open.as_ref().map(|s| (s, "p99 open loop")),
             LoadMode::Open => None,
         };
-        let data = charts::latency_data(self.assembled.as_ref(), compare, marker, slo.ttft_s);
+        let scale = if self.latency_log { YScale::Log } else { YScale::Linear };
+        let data = charts::latency_data(self.assembled.as_ref(), compare, marker, slo.ttft_s, scale);
         charts::draw_on(&canvas, dark, |area, style| kneelab_plot::latency::draw(area, &data, style))
     }
 
@@ -238,6 +243,16 @@ impl Lab {
         let marker = self.marker();
         let data = charts::throughput_data(self.sweep(), marker);
         charts::draw_on(&canvas, dark, |area, style| kneelab_plot::throughput::draw(area, &data, style))
+    }
+
+    /// Draws the latency chart on a log axis (`true`) or a linear one from 0 (`false`, the
+    /// default: the tear away from p50 is an absolute one).
+    #[wasm_bindgen(js_name = setLatencyLog)]
+    pub fn set_latency_log(&mut self, log: JsValue) -> Result<(), JsError> {
+        self.latency_log = log
+            .as_bool()
+            .ok_or_else(|| JsError::new(&format!("log: expected true or false, got {}", boundary::describe(&log))))?;
+        Ok(())
     }
 
     /// Draws the replica's limits and its measured saturation.

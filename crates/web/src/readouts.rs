@@ -66,6 +66,11 @@ pub fn build(point: Option<PointView<'_>>, sweep: Option<&Sweep>, capacity: Opti
             r.insert(format!("{name}_p90"), v(stat.p90));
             r.insert(format!("{name}_p99"), v(stat.p99));
         }
+        // How far the tail has torn away from the median.
+        r.insert(
+            "ttft_p99_over_p50".into(),
+            (s.ttft_s.count > 0 && s.ttft_s.p50 > 0.0).then(|| s.ttft_s.p99 / s.ttft_s.p50),
+        );
         r.insert("throughput_rps".into(), Some(s.throughput_rps));
         r.insert("output_tokens_per_s".into(), Some(s.output_tokens_per_s));
         r.insert("goodput_rps".into(), Some(p.goodput.goodput_rps));
@@ -89,6 +94,10 @@ pub fn build(point: Option<PointView<'_>>, sweep: Option<&Sweep>, capacity: Opti
         r.insert("users".into(), s.users.map(f64::from));
         r.insert("offered_rps".into(), s.offered_rate_rps.or_else(|| Some(s.offered_load? * s.capacity_rps?)));
         r.insert("offered_load".into(), s.offered_load);
+        r.insert(
+            "arrival_rate_rps".into(),
+            (s.load_mode == "open" && s.arrival_rate_rps > 0.0).then_some(s.arrival_rate_rps),
+        );
         r.insert("truncated".into(), Some(if s.truncated { 1.0 } else { 0.0 }));
         // The last minute of the run, and its two halves: is the queue growing or just noise?
         let (series, end) = p.series;
@@ -115,7 +124,13 @@ pub fn build(point: Option<PointView<'_>>, sweep: Option<&Sweep>, capacity: Opti
     if let Some(s) = sweep {
         r.insert("sweep_points".into(), Some(s.points.len() as f64));
         r.insert("attainment_target".into(), Some(s.attainment_target));
-        if let Some(k) = s.knee {
+        // A knee at the sweep's highest load is no knee found: the SLOs hold all the way (a closed
+        // loop's users, say, who never push the replica past them).
+        let highest = s.points.iter().map(|p| p.offered_load).fold(f64::NEG_INFINITY, f64::max);
+        if s.knee.is_some_and(|k| k.offered_load >= highest) {
+            r.insert("knee_beyond_sweep".into(), Some(highest));
+        }
+        if let Some(k) = s.knee.filter(|k| k.offered_load < highest) {
             let at_knee = s.points.iter().find(|p| p.offered_load == k.offered_load).map(|p| &p.summary);
             r.insert("knee_load".into(), Some(k.offered_load));
             r.insert("knee_rps".into(), Some(k.throughput_rps));

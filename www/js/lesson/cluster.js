@@ -189,7 +189,18 @@ function setupKnobTable(wasm, lab) {
   });
 }
 
+/** `vllm serve`'s V1 defaults per GPU class, from the engine's presets. */
+function setupDefaults(wasm) {
+  const parts = wasm.presets().map(
+    (p) =>
+      `on an ${p.gpu}, --max-num-batched-tokens ${p.v1_default_max_num_batched_tokens.toLocaleString('en-US')} and ` +
+      `--max-num-seqs ${p.v1_default_max_num_seqs.toLocaleString('en-US')}`,
+  );
+  document.getElementById('v1-defaults').textContent = `vllm serve picks ${parts.join('; ')}.`;
+}
+
 export function setup({ wasm, lab, setMain }) {
   setupControls(lab, setMain);
   setupKnobTable(wasm, lab);
+  setupDefaults(wasm);
 }

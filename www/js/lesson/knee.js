@@ -30,8 +30,16 @@ export function kneeDefinition(state, r) {
 function position(r, state) {
   if (r.load == null) return '';
   if (!(r.load > 0)) return 'The slider is at 0%: no traffic. Drag it up.';
-  if (r.knee_load == null) return `You are at ${formatPercent(r.load)} of capacity.`;
-  const at = `You are at ${formatPercent(r.load)} of capacity`;
+  const closed = state.mode === 'closed';
+  const at = closed
+    ? `You have ${formatMetric('users', r.users)} users, a demand of ${formatPercent(r.load)} of capacity`
+    : `You are at ${formatPercent(r.load)} of capacity`;
+  if (r.knee_beyond_sweep != null) {
+    return closed
+      ? `${at}. Within the slider's range these users never break the SLOs: a closed loop slows down with the replica, so it has no SLO knee here, and it saturates at ${formatRate(r.saturation_rps)} achieved.`
+      : `${at}. The SLOs hold across the whole sweep: no SLO knee below ${formatPercent(r.knee_beyond_sweep)}.`;
+  }
+  if (r.knee_load == null) return `${at}.`;
   if (r.load < r.knee_load - 1e-9) {
     return `${at}, below the SLO knee: more load still buys throughput, and TTFT p99 (${formatSeconds(r.ttft_p99)}) is set mostly by prefill.`;
   }
@@ -60,7 +68,7 @@ function setupKneeText(lab) {
     fill(live, {
       capacity_rps: formatRate(r.capacity_rps),
       knee_definition: kneeDefinition(state, r),
-      knee_load: formatPercent(r.knee_load),
+      knee_load: r.knee_beyond_sweep != null ? `more than ${formatPercent(r.knee_beyond_sweep)}` : formatPercent(r.knee_load),
       knee_rps: formatRate(r.knee_rps),
       knee_ttft_p99: formatSeconds(r.knee_ttft_p99_s),
       crossing: p99Crossing(r),

@@ -33,6 +33,7 @@ const FIELDS = {
   ttft: ['sloTtftMs', number(1, 600000), String],
   tpot: ['sloTpotMs', number(1, 60000), String],
   knee: ['kneeRule', oneOf(Object.keys(KNEE_RULES)), String],
+  scale: ['latencyScale', oneOf(['linear', 'log']), String],
 };
 
 /** The valid state fields in a hash (`#a=1&b=2`), as a partial state. */

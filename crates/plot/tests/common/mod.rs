@@ -121,6 +121,7 @@ pub fn throughput_data() -> ThroughputData {
         current_throughput_rps: Some(4.05),
         current_goodput_rps: Some(goodput(0.9)),
         knee_load: Some(0.85),
+        closed_loop: false,
     }
 }
 

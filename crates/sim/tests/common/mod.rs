@@ -39,6 +39,17 @@ pub fn rag(load: LoadConfig, requests: u32) -> Config {
     }
 }
 
+/// The chat workload on the A100 preset with the page's chat SLOs (500 ms TTFT, 50 ms TPOT).
+pub fn chat(load: LoadConfig, requests: u32) -> Config {
+    Config {
+        workload: WorkloadConfig::preset(WorkloadPreset::Chat),
+        load,
+        slo: SloConfig { ttft_ms: 500.0, tpot_ms: 50.0, ..SloConfig::default() },
+        run: RunConfig { requests, warmup_requests: Some(requests / 10) },
+        ..Config::default()
+    }
+}
+
 /// Runs a config to its summary.
 pub fn run(config: &Config) -> Summary {
     kneelab_sim::simulate(config).unwrap_or_else(|e| panic!("config should run: {e}"))
