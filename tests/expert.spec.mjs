@@ -241,3 +241,57 @@ test('below 90% load throughput is at most 1.01x what arrived, and the lab says 
   for (const p of below) expect(p.summary.throughput_rps, `at ${p.offered_load}`).toBeLessThanOrEqual(1.01 * p.offered_rps);
   await expect(page.locator('#lab #offered-load-rate')).toContainText('this run drew');
 });
+
+test.describe('layout a phone reader and a contents reader see', () => {
+  for (const width of [390, 1280]) {
+    test(`${width} px: every contents link lands within 40 px of its heading`, async ({ page }) => {
+      await page.setViewportSize({ width, height: 800 });
+      await page.emulateMedia({ reducedMotion: 'reduce' });
+      await openPage(page);
+      const links = await page.locator('nav a[href^="#"]').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+      expect(links.length).toBeGreaterThan(5);
+      const off = [];
+      for (const href of links) {
+        await page.evaluate(() => window.scrollTo(0, 0));
+        await page.locator(`nav a[href="${href}"]`).click();
+        // Let lazy labs near the target load and lay out, as a reader's pause would.
+        await page.waitForTimeout(600);
+        await page.evaluate(() => Promise.all([...document.querySelectorAll('knee-lab')].map((el) => el.idle?.())));
+        const top = await page.locator(href).evaluate((el) => el.getBoundingClientRect().top);
+        if (top < -2 || top > 40) off.push(`${href}: ${Math.round(top)} px`);
+      }
+      expect(off, off.join(', ')).toEqual([]);
+    });
+
+    test(`${width} px: nothing overflows its box and no word breaks mid-word`, async ({ page }) => {
+      await page.setViewportSize({ width, height: 800 });
+      await openPage(page);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).toBe(true);
+      // Readout labels in the main lab: each word on one line (metric names wrap at '_', not inside a word).
+      const broken = await page.locator('#lab').evaluate((host) =>
+        [...host.shadowRoot.querySelectorAll('.readouts dt')]
+          .filter((dt) => getComputedStyle(dt).overflowWrap === 'anywhere' || getComputedStyle(dt).wordBreak === 'break-all')
+          .map((dt) => dt.textContent),
+      );
+      expect(broken).toEqual([]);
+    });
+  }
+});
+
+test('why batch: the engine’s own decode-only and prefill-carrying step times, and the tick pattern named', async ({ page }) => {
+  await openPage(page);
+  const slot = page.locator('#clocks-slot');
+  await slot.scrollIntoViewIfNeeded();
+  await expect(slot.locator('knee-lab')).toHaveCount(1);
+  await slot.locator('knee-lab').evaluate(async (el) => {
+    await el.ready;
+    await el.idle();
+  });
+  const r = await slot.locator('knee-lab').evaluate((el) => el.readouts);
+  expect(r.prefill_step_s).toBeGreaterThan(3 * r.decode_step_s);
+  const steps = page.locator('#steps-live');
+  await expect(steps).toContainText(`takes ${Math.round(r.decode_step_s * 1000)} ms`);
+  await expect(steps).toContainText(`${Math.round(r.prefill_step_s * 1000)} ms`);
+  await expect(steps).toContainText('densely');
+  await expect(steps).toContainText('sparsely');
+});

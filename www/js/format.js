@@ -38,6 +38,7 @@ const PERCENT = new Set([
   'littles_batch_rel_error',
   'knee_slo_attainment',
   'attainment_target',
+  'prefill_step_share',
   'ttft_p99_crossing_load',
   'tpot_p99_crossing_load',
 ]);

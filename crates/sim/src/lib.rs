@@ -60,7 +60,7 @@ pub use sizing::{SizeInput, Sizing, size};
 pub use stats::Stat;
 pub use summary::{
     FinalState, Goodput, LittlesLaw, Outcome, RequestSamples, STEADY_MAX_LITTLE_ERROR, STEADY_MIN_KEEP_UP,
-    STEADY_MIN_REQUESTS, Summary,
+    STEADY_MIN_REQUESTS, StepKinds, Summary,
 };
 pub use sweep::{Knee, P99Crossing, Saturation, Sweep, SweepOptions, SweepPoint, SweepRun, sweep};
 

@@ -77,6 +77,10 @@ pub struct Recorder {
     pub window_start_s: Option<f64>,
     /// Arrival of the last measured request so far.
     pub last_measured_arrival_s: f64,
+    /// Decode-only steps inside the window, and their total time.
+    pub decode_steps: (u64, f64),
+    /// Steps that carry a prefill chunk (or admit or preempt a request), and their total time.
+    pub prefill_steps: (u64, f64),
     /// Completion of the last measured request (or where a truncated run stopped).
     pub window_end_s: f64,
     gauge_t: f64,
@@ -152,6 +156,13 @@ impl Recorder {
         self.slo_pairs.push((ttft_s, tpot_s.unwrap_or(0.0)));
         self.prompt_tokens += prompt as u64;
         self.generation_tokens += output as u64;
+    }
+
+    /// `k` steps taking `duration_s` in all ran: decode-only ones, or one that carries prefill.
+    pub fn steps(&mut self, decode_only: bool, k: u64, duration_s: f64) {
+        let kind = if decode_only { &mut self.decode_steps } else { &mut self.prefill_steps };
+        kind.0 += k;
+        kind.1 += duration_s;
     }
 
     /// Closes the window at `t`.

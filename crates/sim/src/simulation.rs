@@ -229,6 +229,9 @@ impl Simulation {
         // A step's cost: a pass over its requests, plus a fixed overhead (arrivals, bookkeeping).
         self.work += self.plan.scheduled.len() as u64 + STEP_WORK;
         self.steps += k;
+        if self.recorder.in_window() {
+            self.recorder.steps(self.plan.pure_decode, k, end - start);
+        }
         // Arrivals during the step join the queue at their own times; none can join this step.
         self.admit_arrivals(end);
         self.finish_step(start, end, jump);

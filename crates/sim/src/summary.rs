@@ -74,6 +74,9 @@ pub struct Summary {
     /// Little's Law for the batch alone: L = mean `num_requests_running`, W = mean time in the
     /// batch. This is the law `--max-num-seqs` enters: cap / W is the sequence-cap limit.
     pub littles_law_batch: LittlesLaw,
+    /// Engine steps inside the measured window, by kind: why batching pays, and what a prefill
+    /// chunk costs every sequence riding its step.
+    pub steps: StepKinds,
     /// The replica's saturation throughput for this engine and workload, when measured.
     pub capacity_rps: Option<f64>,
     /// The offered load as a fraction of capacity, when the config gave one.
@@ -175,6 +178,19 @@ pub struct FinalState {
     pub kv_cache_usage: f64,
 }
 
+/// Engine steps of a run's measured window, decode-only against prefill-carrying.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StepKinds {
+    /// Steps that only decode (one token for each running sequence).
+    pub decode_only: u64,
+    /// Their mean duration.
+    pub decode_only_mean_s: f64,
+    /// Steps that also carry a prefill chunk (or admit or preempt a request).
+    pub with_prefill: u64,
+    /// Their mean duration.
+    pub with_prefill_mean_s: f64,
+}
+
 /// Per-request latencies of measured requests, for the histograms vLLM exports per request.
 #[derive(Clone, Debug, Default)]
 pub struct RequestSamples {
@@ -250,6 +266,15 @@ impl Outcome {
             batch_s: batch,
             littles_law: law(l, w),
             littles_law_batch: law(per_s(rec.area_running), batch.mean),
+            steps: {
+                let mean = |(n, t): (u64, f64)| if n > 0 { t / n as f64 } else { 0.0 };
+                StepKinds {
+                    decode_only: rec.decode_steps.0,
+                    decode_only_mean_s: mean(rec.decode_steps),
+                    with_prefill: rec.prefill_steps.0,
+                    with_prefill_mean_s: mean(rec.prefill_steps),
+                }
+            },
             capacity_rps: scenario.capacity.map(|c| c.rps),
             offered_load: scenario.offered_load,
             offered_rate_rps: rate,

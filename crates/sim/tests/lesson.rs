@@ -191,3 +191,18 @@ fn below_90_percent_throughput_never_sits_above_what_arrived() {
         }
     }
 }
+
+#[test]
+fn a_step_that_carries_prefill_is_several_times_a_decode_step() {
+    let cap = rag_capacity();
+    let s = at(0.85, cap);
+    let st = s.steps;
+    println!("{st:?}");
+    assert!(st.decode_only > 0 && st.with_prefill > 0, "{st:?}");
+    assert!(st.with_prefill_mean_s > 4.0 * st.decode_only_mean_s, "{st:?}");
+    let share = st.with_prefill as f64 / (st.decode_only + st.with_prefill) as f64;
+    assert!((0.1..0.9).contains(&share), "{share}");
+    // Busy time: the steps fill most of the window at 85% load, never more than all of it.
+    let busy = st.decode_only as f64 * st.decode_only_mean_s + st.with_prefill as f64 * st.with_prefill_mean_s;
+    assert!(busy <= s.duration_s * 1.0001 && busy > 0.5 * s.duration_s, "busy {busy} of {}", s.duration_s);
+}

@@ -81,6 +81,11 @@ pub fn build(point: Option<PointView<'_>>, sweep: Option<&Sweep>, capacity: Opti
         r.insert("num_requests_waiting_now".into(), Some(p.final_state.1 as f64));
         r.insert("kv_cache_usage".into(), Some(s.kv_cache_usage_mean));
         r.insert("num_preemptions".into(), Some(s.num_preemptions as f64));
+        let st = &s.steps;
+        let all = st.decode_only + st.with_prefill;
+        r.insert("decode_step_s".into(), (st.decode_only > 0).then_some(st.decode_only_mean_s));
+        r.insert("prefill_step_s".into(), (st.with_prefill > 0).then_some(st.with_prefill_mean_s));
+        r.insert("prefill_step_share".into(), (all > 0).then(|| st.with_prefill as f64 / all as f64));
         r.insert("requests_completed".into(), Some(s.requests_completed as f64));
         r.insert("duration_s".into(), Some(s.duration_s));
         r.insert("littles_l".into(), Some(s.littles_law.l));

@@ -19,6 +19,7 @@ export function setup() {
   const slot = document.getElementById('clocks-slot');
   const live = document.getElementById('clocks-live');
   const batching = document.getElementById('batching-live');
+  const steps = document.getElementById('steps-live');
   whenNear(slot, () => {
     const lab = createLab(slot, {
       id: 'clocks-lab',
@@ -31,6 +32,12 @@ export function setup() {
     let sweptFor = null;
     onUpdate(lab, ({ readouts: r, state, sweepDone }) => {
       fill(live, { load: formatPercent(r.load), ttft_p50: formatSeconds(r.ttft_p50), tpot_p50: formatSeconds(r.tpot_p50) });
+      fill(steps, {
+        decode_step: formatSeconds(r.decode_step_s),
+        prefill_step: formatSeconds(r.prefill_step_s),
+        prefill_x: formatTimes(r.prefill_step_s / r.decode_step_s),
+        prefill_share: formatMetric('prefill_step_share', r.prefill_step_share),
+      });
       const key = configKey(state);
       if (!sweepDone || sweptFor === key) return;
       const sweep = lab.sweep;

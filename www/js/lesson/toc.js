@@ -1,7 +1,28 @@
 // In-page links that scroll without replacing the hash: the hash holds the lab's state
-// (url-state.js), so a link like #goodput must not wipe it.
+// (url-state.js), so a link like #goodput must not wipe it. Labs and live sentences above the
+// target fill in as they come near, which moves it: for a short while after the jump the target
+// is kept at the top, until the page settles or the reader scrolls on their own.
 
 import { reducedMotion } from './live.js';
+
+/** How long after a jump the target is held in place while the page above it lays out. */
+const HOLD_MS = 2500;
+
+/** Keeps `target` at the top while the page's height changes, for HOLD_MS or until the reader acts. */
+function hold(target) {
+  const started = performance.now();
+  const stop = () => {
+    observer.disconnect();
+    for (const type of ['wheel', 'touchstart', 'keydown', 'pointerdown']) removeEventListener(type, stop, true);
+  };
+  const observer = new ResizeObserver(() => {
+    if (performance.now() - started > HOLD_MS) return stop();
+    if (Math.abs(target.getBoundingClientRect().top) > 4) target.scrollIntoView({ behavior: 'auto', block: 'start' });
+  });
+  observer.observe(document.body);
+  for (const type of ['wheel', 'touchstart', 'keydown', 'pointerdown']) addEventListener(type, stop, { capture: true, passive: true });
+  setTimeout(stop, HOLD_MS);
+}
 
 export function setup() {
   document.addEventListener('click', (e) => {
@@ -13,5 +34,6 @@ export function setup() {
     target.scrollIntoView({ behavior: reducedMotion.matches ? 'auto' : 'smooth', block: 'start' });
     if (!target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1');
     target.focus({ preventScroll: true });
+    hold(target);
   });
 }
