@@ -270,10 +270,27 @@ test.describe('layout a phone reader and a contents reader see', () => {
       // Readout labels in the main lab: each word on one line (metric names wrap at '_', not inside a word).
       const broken = await page.locator('#lab').evaluate((host) =>
         [...host.shadowRoot.querySelectorAll('.readouts dt')]
-          .filter((dt) => getComputedStyle(dt).overflowWrap === 'anywhere' || getComputedStyle(dt).wordBreak === 'break-all')
+          .filter((dt) => {
+            const style = getComputedStyle(dt);
+            const midWord = ['anywhere', 'break-word'].includes(style.overflowWrap) || style.wordBreak === 'break-all';
+            return midWord || dt.scrollWidth > dt.clientWidth + 1;
+          })
           .map((dt) => dt.textContent),
       );
       expect(broken).toEqual([]);
+      // Selects show their whole choice.
+      const cut = await page.locator('#lab').evaluate((host) =>
+        [...host.shadowRoot.querySelectorAll('select')]
+          .filter((el) => {
+            if (el.closest('[hidden]') || !el.selectedOptions[0]) return false;
+            const ctx = document.createElement('canvas').getContext('2d');
+            ctx.font = getComputedStyle(el).font;
+            // The text plus the arrow and padding must fit the box.
+            return ctx.measureText(el.selectedOptions[0].text).width + 28 > el.clientWidth;
+          })
+          .map((el) => el.id),
+      );
+      expect(cut).toEqual([]);
     });
   }
 });

@@ -67,7 +67,7 @@ input[aria-invalid=true] { border-color: var(--kl-bad); outline: 2px solid var(-
 .readouts > div {
   border: 1px solid var(--kl-line); border-radius: 8px; padding: 6px 10px; background: var(--kl-bg);
 }
-.readouts dt { font-size: 12.5px; color: var(--kl-muted); }
+.readouts dt { font-size: 12.5px; color: var(--kl-muted); overflow-wrap: normal; word-break: normal; }
 .readouts dd { margin: 0; font-size: 19px; font-weight: 700; font-variant-numeric: tabular-nums; }
 .readouts dd.over { color: var(--kl-bad); }
 .readouts dd.ok { color: var(--kl-good); }
@@ -88,6 +88,8 @@ figure.wide canvas { height: 300px; }
 @container (max-width: 560px) {
   .controls { grid-template-columns: repeat(2, minmax(0, 1fr)); padding: 10px; gap: 8px 10px; }
   .control.wide-sm { grid-column: 1 / -1; }
+  /* A choice is read whole: selects take the full width rather than cut their text. */
+  .control:has(select) { grid-column: 1 / -1; }
   canvas { height: 230px; }
   figure.wide canvas { height: 260px; }
   .readouts { grid-template-columns: repeat(2, 1fr); }

@@ -120,8 +120,8 @@ export const DEFAULT_STATE = Object.freeze({
 
 /** What the SLO knee can be judged on (the config's `slo.knee`), as the control names them. */
 export const KNEE_RULES = {
-  attainment: 'At least 90% of requests meet both SLOs',
-  p99: 'TTFT p99 and TPOT p99 within their SLOs',
+  attainment: '90% meet both SLOs',
+  p99: 'both p99s meet the SLOs',
 };
 
 /** Longest attribute value read: a number, a name or a flag is far shorter. */
@@ -1047,7 +1047,11 @@ export class KneeLab extends HTMLElement {
         const box = document.createElement('div');
         box.dataset.metric = m;
         const dt = document.createElement('dt');
-        dt.textContent = METRIC_LABELS[m];
+        // vLLM's metric names wrap after an underscore, never inside a word.
+        METRIC_LABELS[m].split('_').forEach((part, i) => {
+          if (i > 0) dt.append('_', document.createElement('wbr'));
+          dt.append(part);
+        });
         const dd = document.createElement('dd');
         dd.textContent = '—';
         box.append(dt, dd);
