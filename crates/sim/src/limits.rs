@@ -74,17 +74,6 @@ pub const TIE: f64 = 0.03;
 /// to far below the model's own error.
 const ITERATIONS: usize = 60;
 
-impl Limits {
-    /// The limit of a given kind.
-    pub fn get(&self, kind: LimitKind) -> &Limit {
-        match kind {
-            LimitKind::SeqCap => &self.seq_cap,
-            LimitKind::KvCache => &self.kv_cache,
-            LimitKind::Prefill => &self.prefill,
-        }
-    }
-}
-
 /// Means of the workload the limits need.
 #[derive(Clone, Copy, Debug)]
 struct Shape {
@@ -140,7 +129,7 @@ fn full_batch(scenario: &Scenario, shape: Shape, kind: LimitKind, running: f64, 
     let prefill_per_step = running * shape.prompt / steps;
     let chunk = (budget - decoding).max(1.0).min(shape.prompt);
     let share = (prefill_per_step / chunk).min(1.0);
-    let context = step_s(scenario, 0.0, running * shape.context) - step_s(scenario, 0.0, 0.0);
+    let context = scenario.cost.per_context_s() * running * shape.context;
     let step_s =
         (1.0 - share) * step_s(scenario, decoding, 0.0) + share * step_s(scenario, decoding + chunk, 0.0) + context;
     let batch_s = steps * step_s;

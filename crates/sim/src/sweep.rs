@@ -217,34 +217,14 @@ impl SweepRun {
         };
         assemble(&runs, slo, rule, target)
     }
-
-    /// The replica's estimated limits.
-    pub fn limits(&self) -> Limits {
-        self.limits
-    }
 }
 
-/// Runs `config` at every offered load in `loads` (its own load's mode and think time kept),
-/// returning every run's outcome, for callers that re-judge SLOs later.
+/// Runs `config` at every offered load in `loads` (its own load's mode and think time kept) and
+/// finds the knee and saturation point.
 ///
 /// A closed loop's "offered load" x means `N = x C (Z + W0)` users: what they would offer if
 /// every answer took the unloaded latency W0. They offer less once the replica slows down, so a
 /// closed loop's knee and saturation sit at higher x than an open loop's.
-pub fn sweep_outcomes(
-    config: &Config,
-    loads: &[f64],
-    capacity: Option<Capacity>,
-    progress: &mut dyn FnMut(usize, usize),
-) -> Result<(Capacity, Vec<Outcome>), ConfigError> {
-    let mut run = SweepRun::new(config, loads, capacity)?;
-    while !run.is_done() {
-        run.step()?;
-        progress(run.outcomes.len(), loads.len());
-    }
-    Ok((run.capacity, run.outcomes))
-}
-
-/// Runs a sweep and finds the knee and saturation point.
 pub fn sweep(config: &Config, loads: &[f64], options: SweepOptions) -> Result<Sweep, ConfigError> {
     sweep_with_progress(config, loads, options, &mut |_, _| {})
 }
