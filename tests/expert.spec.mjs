@@ -3,6 +3,19 @@
 import path from 'node:path';
 import { test, expect, inkedPixels, openPage, setLab } from './helpers.mjs';
 
+/** Commits `choice` in step `n`, reveals it, and returns the step's lab once it is idle. */
+async function revealStep(page, n, choice) {
+  const step = page.locator(`[data-step="${n}"]`);
+  await step.locator(`input[value="${choice}"]`).check();
+  await step.getByRole('button', { name: /Reveal/ }).click();
+  const lab = step.locator('knee-lab');
+  await lab.evaluate(async (el) => {
+    await el.ready;
+    await el.idle();
+  });
+  return lab;
+}
+
 const artifacts = path.join(path.dirname(new URL(import.meta.url).pathname), 'test-results', 'screenshots');
 
 
@@ -295,6 +308,41 @@ test.describe('layout a phone reader and a contents reader see', () => {
   }
 });
 
+test('390 px: a table scrolled sideways keeps its row names in view, and the page selects show their whole choice', async ({ page }) => {
+  await page.setViewportSize({ width: 390, height: 800 });
+  await openPage(page);
+  for (const id of ['loop-compare', 'knobs-compare']) {
+    const region = page.locator(`#${id}`);
+    await region.scrollIntoViewIfNeeded();
+    // Filled once computed: the numbers set the columns' widths.
+    await expect(region.locator('tbody td').first()).not.toHaveText('—', { timeout: 60_000 });
+    const seen = await region.evaluate((box) => {
+      const wide = box.scrollWidth > box.clientWidth + 1;
+      box.scrollLeft = box.scrollWidth;
+      const edge = box.getBoundingClientRect().left;
+      const names = [...box.querySelectorAll('th[scope=row]')].map((th) => Math.round(th.getBoundingClientRect().left - edge));
+      return { wide, scrolled: box.scrollLeft, names };
+    });
+    // The table is wider than a phone (else this checks nothing), and after scrolling to its last
+    // column every row name still starts at the box's left edge.
+    expect(seen.wide, `${id} should be wider than 390 px`).toBe(true);
+    expect(seen.scrolled).toBeGreaterThan(0);
+    expect(seen.names.length).toBeGreaterThan(2);
+    expect(seen.names.every((x) => Math.abs(x) <= 1), `${id} row names at ${seen.names}`).toBe(true);
+  }
+  const cut = await page.evaluate(() =>
+    [...document.querySelectorAll('select')]
+      .filter((el) => {
+        if (el.closest('[hidden]') || !el.selectedOptions[0] || el.offsetParent === null) return false;
+        const ctx = document.createElement('canvas').getContext('2d');
+        ctx.font = getComputedStyle(el).font;
+        return ctx.measureText(el.selectedOptions[0].text).width + 28 > el.clientWidth;
+      })
+      .map((el) => el.id),
+  );
+  expect(cut).toEqual([]);
+});
+
 test('why batch: the engine’s own decode-only and prefill-carrying step times, and the tick pattern named', async ({ page }) => {
   await openPage(page);
   const slot = page.locator('#clocks-slot');
@@ -311,4 +359,111 @@ test('why batch: the engine’s own decode-only and prefill-carrying step times,
   await expect(steps).toContainText(`${Math.round(r.prefill_step_s * 1000)} ms`);
   await expect(steps).toContainText('densely');
   await expect(steps).toContainText('sparsely');
+});
+
+test("Step 1's timeline shows six requests from the middle of the run whose waits are typical of the load", async ({ page }) => {
+  await openPage(page);
+  const lab = await revealStep(page, 1, 'prefill');
+  const r = await lab.evaluate((el) => el.readouts);
+  const state = await lab.evaluate((el) => el.state);
+  // Waits are typical: the shown six's mean wait is within 25% of the run's mean wait (at 85%
+  // load the first requests after warm-up can have waited far less, or far more).
+  expect(r.queue_mean).toBeGreaterThan(0);
+  expect(Math.abs(r.timeline_wait_mean_s / r.queue_mean - 1)).toBeLessThan(0.25);
+  // From the middle of the measured run, not its start.
+  const warmup = Math.floor(state.requests / 10);
+  expect(r.timeline_first_id).toBeGreaterThan(warmup + (state.requests - warmup) / 4);
+  await expect(lab.locator('#timeline-pick')).toContainText("nearest the run's mean wait");
+  await expect.poll(() => lab.locator('#chart-timeline').evaluate(inkedPixels)).toBeGreaterThan(1000);
+});
+
+test('the page takes its settings from one schema (kneelab_sim::schema, written out by the build): the controls list its choices', async ({ page }) => {
+  await openPage(page);
+  const schema = await page.evaluate(async () => (await import('/pkg/kneelab_schema.js')).default);
+  const lab = page.locator('#lab');
+  const options = (id) => lab.evaluate((host, id) => [...host.shadowRoot.getElementById(id).options].map((o) => o.value), id);
+  expect(await options('max-num-seqs')).toEqual(schema.options.max_num_seqs.map(String));
+  expect(await options('max-num-batched-tokens')).toEqual(schema.options.max_num_batched_tokens.map(String));
+  expect(await options('kv-cache-tokens')).toEqual(schema.options.kv_cache_tokens.map(String));
+  expect(await options('workload')).toEqual(schema.workloads.map((w) => w.name));
+  expect(await options('preset')).toEqual(schema.presets.map((p) => p.name));
+  expect(await options('knee-rule')).toEqual(schema.options.knee_rules.map((c) => c.value));
+  // The workload's label carries its preset's mean lengths; a workload change brings its SLOs.
+  const label = await lab.evaluate((host) => host.shadowRoot.querySelector('#workload option[value=chat]').textContent);
+  expect(label).toBe(`Chat (≈${schema.workloads[0].prompt_mean_tokens} in, ${schema.workloads[0].output_mean_tokens} out)`);
+  await setLab(page, { workload: 'chat' });
+  const s = await lab.evaluate((el) => el.state);
+  expect([s.sloTtftMs, s.sloTpotMs]).toEqual([schema.workloads[0].slo_ttft_ms, schema.workloads[0].slo_tpot_ms]);
+  // The slider's range and the page's cluster selects come from it too.
+  const slider = await lab.evaluate((host) => {
+    const el = host.shadowRoot.getElementById('offered-load');
+    return [Number(el.min), Number(el.max)];
+  });
+  expect(slider).toEqual([schema.load_range.min * 100, schema.load_range.max * 100]);
+  expect(await page.locator('#cluster-kv option').evaluateAll((os) => os.map((o) => o.value))).toEqual(
+    schema.options.kv_cache_tokens.map(String),
+  );
+  // The worked example states the RAG SLOs from it.
+  const rag = schema.workloads.find((w) => w.name === 'rag');
+  await expect(page.locator('[data-live=rag_slo_tpot]')).toHaveText(`${rag.slo_tpot_ms} ms`);
+});
+
+test('Step 3 draws TTFT by percentile at 85% and 100% on axes that stay put while the slider moves', async ({ page }) => {
+  await openPage(page);
+  const lab = await revealStep(page, 3, 'knee');
+  const canvas = lab.locator('#chart-tail');
+  await expect.poll(() => canvas.evaluate(inkedPixels)).toBeGreaterThan(2000);
+  // The canvas's left strip (the y axis and its labels) and its bottom strip (the x axis), as pixels.
+  const strips = () =>
+    canvas.evaluate((c) => {
+      const ctx = c.getContext('2d');
+      const k = c.width / c.clientWidth;
+      const left = ctx.getImageData(0, Math.round(40 * k), Math.round(44 * k), c.height - Math.round(40 * k)).data;
+      const bottom = ctx.getImageData(0, c.height - Math.round(30 * k), c.width, Math.round(30 * k)).data;
+      const all = ctx.getImageData(0, 0, c.width, c.height).data;
+      const hash = (d) => d.reduce((h, v, i) => (h * 31 + v * (i % 7 + 1)) >>> 0, 7);
+      return { left: hash(left), bottom: hash(bottom), all: hash(all) };
+    });
+  const at85 = await strips();
+  await lab.evaluate(async (el) => {
+    el.state = { load: 1.0 };
+    await el.idle();
+  });
+  const at100 = await strips();
+  expect(at100.all).not.toBe(at85.all);
+  expect(at100.left).toBe(at85.left);
+  expect(at100.bottom).toBe(at85.bottom);
+  await expect(lab.locator('#tail-loads')).toHaveText('85% and 100%');
+});
+
+test('after a reveal the reader can try again: the guess clears, the answer folds away, the lab stays', async ({ page }) => {
+  await openPage(page);
+  const step = page.locator('[data-step="4"]');
+  const reveal = step.getByRole('button', { name: /Reveal/ });
+  const again = step.getByRole('button', { name: 'Try again' });
+  await expect(again).toBeHidden();
+  await step.locator('input[value="hold"]').check();
+  await reveal.click();
+  await expect(step.locator('[data-verdict]')).toHaveAttribute('data-correct', 'false');
+  await expect(again).toBeVisible();
+  await again.click();
+  await expect(step.locator('.reveal-body')).toBeHidden();
+  await expect(step.locator('input[value="hold"]')).not.toBeChecked();
+  await expect(step.locator('input[value="collapse"]')).toBeEnabled();
+  await expect(reveal).toBeDisabled();
+  await step.locator('input[value="collapse"]').check();
+  await expect(reveal).toBeEnabled();
+  await reveal.click();
+  await expect(step.locator('[data-verdict]')).toHaveAttribute('data-correct', 'true');
+  await expect(step.locator('knee-lab')).toHaveCount(1);
+  // Step 5's numbers clear too.
+  const five = page.locator('[data-step="5"]');
+  await five.scrollIntoViewIfNeeded();
+  await five.locator('#step5-qps').fill('10');
+  await five.locator('#step5-replicas').fill('10');
+  await expect(five.getByRole('button', { name: /Reveal/ })).toBeEnabled({ timeout: 60_000 });
+  await five.getByRole('button', { name: /Reveal/ }).click();
+  await five.getByRole('button', { name: 'Try again' }).click();
+  await expect(five.locator('#step5-qps')).toHaveValue('');
+  await expect(five.getByRole('button', { name: /Reveal/ })).toBeDisabled();
 });

@@ -54,7 +54,7 @@ test.describe('predict, then reveal', () => {
   const steps = [
     { n: 1, choice: 'decode', right: false, canvas: '#chart-timeline' },
     { n: 2, choice: 'decode', right: true, canvas: '#chart-timeline' },
-    { n: 3, choice: 'knee', right: true, canvas: '#chart-latency' },
+    { n: 3, choice: 'knee', right: true, canvas: '#chart-tail' },
     { n: 4, choice: 'hold', right: false, canvas: '#chart-throughput' },
   ];
 

@@ -8,7 +8,7 @@
 // chunked-prefill (true | false), max-num-batched-tokens, slo-ttft-ms, slo-tpot-ms,
 // think-time-s, kv-cache-tokens, requests, seed, knee-rule (attainment | p99), latency-scale
 // (linear | log); panels (latency throughput queue timeline
-// goodput limits), controls (load mode engine slo knee model) and metrics (readout names, see METRIC_LABELS)
+// goodput limits tail), controls (load mode engine slo knee model) and metrics (readout names, see METRIC_LABELS)
 // pick what is shown. A value that cannot be read (empty, not a decimal number, out of range, an
 // unknown name) is an error on the page naming the attribute, and the setting keeps its last
 // good value; removing an attribute restores the default.
@@ -27,28 +27,37 @@
 import { discardKneelab, isTrap, kneelabEvents, kneelabGeneration, loadKneelab } from './wasm.js';
 import { formatMetric, formatPercent, formatRate, formatSeconds } from './format.js';
 import { labSheet } from './knee-lab-style.js';
+import SCHEMA from '../pkg/kneelab_schema.js';
 
-export const PRESETS = {
-  'llama-3-8b-a100': { label: 'Llama-3-8B · A100', model: 'meta-llama/Meta-Llama-3-8B-Instruct' },
-  'llama-3-8b-h100': { label: 'Llama-3-8B · H100', model: 'meta-llama/Meta-Llama-3-8B-Instruct' },
-};
+/** The page's settings, stated once in Rust (`kneelab_sim::schema`, written out by the build). */
+export { SCHEMA };
 
-export const WORKLOADS = {
-  chat: { label: 'Chat (≈256 in, 256 out)', sloTtftMs: 500, sloTpotMs: 50 },
-  rag: { label: 'RAG (≈3,000 in, 100 out)', sloTtftMs: 2000, sloTpotMs: 200 },
-};
+/** The GPU presets by name: label, model, GPU, source and vLLM V1's batch defaults there. */
+export const PRESETS = Object.fromEntries(SCHEMA.presets.map((p) => [p.name, p]));
+
+const tokens = (n) => Math.round(n).toLocaleString('en-US');
+/** The workloads by name: the control's label (with the preset's mean lengths) and its SLOs. */
+export const WORKLOADS = Object.fromEntries(
+  SCHEMA.workloads.map((w) => [
+    w.name,
+    {
+      label: `${w.label} (≈${tokens(w.prompt_mean_tokens)} in, ${tokens(w.output_mean_tokens)} out)`,
+      sloTtftMs: w.slo_ttft_ms,
+      sloTpotMs: w.slo_tpot_ms,
+    },
+  ]),
+);
 
 /** vLLM's max_model_len for these presets: the step budget when chunked prefill is off. */
-export const MAX_MODEL_LEN = 8192;
+export const MAX_MODEL_LEN = SCHEMA.max_model_len;
 
 /** The `--max-num-seqs` choices. */
-export const SEQS = [8, 16, 32, 64, 128, 256];
+export const SEQS = SCHEMA.options.max_num_seqs;
 /** The `--max-num-batched-tokens` choices (with chunked prefill on). */
-export const BUDGETS = [256, 512, 1024, 2048, 4096, 8192];
-/** KV cache sizes in tokens: an 80 GB card holds about 440k of Llama-3-8B; less is what a
- * smaller card, a bigger model or a lower --gpu-memory-utilization leaves. */
-export const KV_CACHE_TOKENS = [50000, 100000, 200000, 440000];
-const ALL_PANELS = ['latency', 'throughput', 'queue', 'timeline', 'goodput', 'limits'];
+export const BUDGETS = SCHEMA.options.max_num_batched_tokens;
+/** KV cache sizes in tokens (see `kneelab_sim::schema::Options`). */
+export const KV_CACHE_TOKENS = SCHEMA.options.kv_cache_tokens;
+const ALL_PANELS = ['latency', 'throughput', 'queue', 'timeline', 'goodput', 'limits', 'tail'];
 const DEFAULT_PANELS = ['latency', 'throughput', 'queue'];
 const ALL_CONTROLS = ['load', 'mode', 'engine', 'slo', 'knee', 'model'];
 /** Labels of the readouts a lab can show (`metrics` attribute); the first ten are the default. */
@@ -100,28 +109,19 @@ export const METRIC_LABELS = {
 const DEFAULT_METRICS = Object.keys(METRIC_LABELS).slice(0, 10);
 
 /** The state every lab starts from; attributes override it. */
-export const DEFAULT_STATE = Object.freeze({
-  load: 0.85,
-  mode: 'open',
-  workload: 'rag',
-  preset: 'llama-3-8b-a100',
-  maxNumSeqs: 64,
-  chunkedPrefill: true,
-  maxNumBatchedTokens: 2048,
-  sloTtftMs: WORKLOADS.rag.sloTtftMs,
-  sloTpotMs: WORKLOADS.rag.sloTpotMs,
-  thinkTimeS: 10,
-  kvCacheTokens: 440000,
-  requests: 4000,
-  seed: 42,
-  kneeRule: 'attainment',
-  latencyScale: 'linear',
-});
+export const DEFAULT_STATE = SCHEMA.defaults;
 
 /** What the SLO knee can be judged on (the config's `slo.knee`), as the control names them. */
-export const KNEE_RULES = {
-  attainment: '90% meet both SLOs',
-  p99: 'both p99s meet the SLOs',
+export const KNEE_RULES = Object.fromEntries(SCHEMA.options.knee_rules.map((c) => [c.value, c.label]));
+
+/** A KV cache size as a control lists it: the default is what an 80 GB card holds. */
+export const kvLabel = (k) => `${k / 1000}k${k === DEFAULT_STATE.kvCacheTokens ? ' (80 GB card)' : ''}`;
+
+/** The offered-load slider's range, in percent. */
+export const LOAD_PCT = {
+  min: Math.round(SCHEMA.load_range.min * 100),
+  max: Math.round(SCHEMA.load_range.max * 100),
+  step: Math.round(SCHEMA.load_range.step * 100),
 };
 
 /** Longest attribute value read: a number, a name or a flag is far shorter. */
@@ -197,7 +197,7 @@ function flag(name, raw) {
  * the config field.
  */
 const ATTRIBUTES = {
-  load: { key: 'load', parse: decimal(0, 1.2, 'the slider’s range, '), control: 'offered-load' },
+  load: { key: 'load', parse: decimal(SCHEMA.load_range.min, SCHEMA.load_range.max, 'the slider’s range, '), control: 'offered-load' },
   mode: { key: 'mode', parse: oneOf(['open', 'closed']) },
   workload: { key: 'workload', parse: oneOf(Object.keys(WORKLOADS)) },
   preset: { key: 'preset', parse: oneOf(Object.keys(PRESETS)) },
@@ -253,9 +253,9 @@ function template(id) {
     <div class="control load" data-group="load">
       <label for="offered-load" id="${id}-load-label"><span class="load-name">Offered load</span> <span class="hint load-hint">(% of the replica's capacity)</span></label>
       <div class="load-row">
-        <input type="range" id="offered-load" min="0" max="120" step="1" value="85"
-               aria-describedby="offered-load-rate" aria-valuetext="85% of capacity">
-        <output id="offered-load-value" class="big" for="offered-load">85%</output>
+        <input type="range" id="offered-load" min="${LOAD_PCT.min}" max="${LOAD_PCT.max}" step="${LOAD_PCT.step}"
+               aria-describedby="offered-load-rate">
+        <output id="offered-load-value" class="big" for="offered-load"></output>
       </div>
       <p class="hint" id="offered-load-rate" aria-live="off"></p>
       <p class="error" id="offered-load-error" role="alert"></p>
@@ -271,18 +271,18 @@ function template(id) {
     </div>
     <div class="control" data-group="engine">
       <label for="max-num-batched-tokens"><code>--max-num-batched-tokens</code></label>
-      <select id="max-num-batched-tokens" aria-describedby="budget-hint">${BUDGETS.map((b) => opt(b, b.toLocaleString('en-US'), 2048)).join('')}</select>
+      <select id="max-num-batched-tokens" aria-describedby="budget-hint">${BUDGETS.map((b) => opt(b, b.toLocaleString('en-US'), DEFAULT_STATE.maxNumBatchedTokens)).join('')}</select>
       <p class="hint" id="budget-hint"></p>
       <p class="error" id="max-num-batched-tokens-error" role="alert"></p>
     </div>
     <div class="control" data-group="engine">
       <label for="max-num-seqs"><code>--max-num-seqs</code></label>
-      <select id="max-num-seqs">${SEQS.map((s) => opt(s, String(s), 64)).join('')}</select>
+      <select id="max-num-seqs">${SEQS.map((s) => opt(s, String(s), DEFAULT_STATE.maxNumSeqs)).join('')}</select>
       <p class="error" id="max-num-seqs-error" role="alert"></p>
     </div>
     <div class="control" data-group="engine">
       <label for="kv-cache-tokens">KV cache (tokens)</label>
-      <select id="kv-cache-tokens" aria-describedby="kv-hint">${KV_CACHE_TOKENS.map((k) => opt(k, `${k / 1000}k${k === 440000 ? ' (80 GB card)' : ''}`, 440000)).join('')}</select>
+      <select id="kv-cache-tokens" aria-describedby="kv-hint">${KV_CACHE_TOKENS.map((k) => opt(k, kvLabel(k), DEFAULT_STATE.kvCacheTokens)).join('')}</select>
       <p class="hint" id="kv-hint">Too little for the batch and vLLM preempts requests.</p>
       <p class="error" id="kv-cache-tokens-error" role="alert"></p>
     </div>
@@ -330,7 +330,13 @@ function template(id) {
     </figure>
     <figure data-panel="timeline" class="wide">
       <canvas id="chart-timeline" role="img" aria-label="Timeline of a few requests"></canvas>
-      <figcaption>Six consecutive requests at the slider's load: queue wait, prefill, then one token per decode step.</figcaption>
+      <figcaption>Six consecutive requests at the slider's load: queue wait, prefill, then one token per decode step. <span id="timeline-pick"></span></figcaption>
+    </figure>
+    <figure data-panel="tail" class="wide">
+      <canvas id="chart-tail" role="img" aria-label="TTFT by percentile at two loads and at the slider's"></canvas>
+      <figcaption>Every request's TTFT, sorted: the median at the left, the slowest one in a thousand at the right. Dashed, the
+        sweep's runs at <span id="tail-loads"></span>; solid, the slider's load. The axes stay put while you drag, so the two loads
+        compare by eye.</figcaption>
     </figure>
     <figure data-panel="goodput">
       <canvas id="chart-goodput" role="img" aria-label="Goodput against the TTFT SLO"></canvas>
@@ -922,6 +928,7 @@ export class KneeLab extends HTMLElement {
       timeline: () => lab.drawTimeline(root.getElementById('chart-timeline'), dark),
       goodput: () => lab.drawGoodputSlo(root.getElementById('chart-goodput'), dark),
       limits: () => lab.drawLimits(root.getElementById('chart-limits'), dark),
+      tail: () => lab.drawTail(root.getElementById('chart-tail'), dark),
     };
     for (const panel of this.#panels) {
       try {
@@ -1124,6 +1131,14 @@ export class KneeLab extends HTMLElement {
       'aria-label',
       `Requests running and waiting over time ${at}: on average ${formatMetric('num_requests_running', r.num_requests_running)} running and ${formatMetric('num_requests_waiting', r.num_requests_waiting)} waiting.`,
     );
+    this.#el('tail-loads').textContent = SCHEMA.compare_loads.map(formatPercent).join(' and ');
+    if (r.timeline_wait_mean_s != null) {
+      const pick =
+        `They come from the middle of the run, picked as the six whose mean wait, ${formatSeconds(r.timeline_wait_mean_s)}, ` +
+        `is nearest the run's mean wait of ${formatSeconds(r.queue_mean)}: waits typical of this load.`;
+      this.#el('timeline-pick').textContent = pick;
+      this.#el('chart-timeline').setAttribute('aria-label', `Timeline of six requests ${at}. ${pick}`);
+    }
     const limits = describeLimits(r);
     if (limits) {
       this.#el('limits-sentence').textContent = limits;

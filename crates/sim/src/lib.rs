@@ -40,6 +40,7 @@ pub mod limits;
 pub mod recorder;
 pub mod sampling;
 pub mod scenario;
+pub mod schema;
 pub mod simulation;
 pub mod sizing;
 pub mod stats;

@@ -21,8 +21,10 @@ use crate::summary::Outcome;
 pub struct Options {
     /// Keep the queue's time series (`num_requests_running`, `num_requests_waiting`).
     pub series: bool,
-    /// Trace the tokens of this many measured requests (the first ones by arrival).
+    /// Trace the tokens of this many measured requests, consecutive by arrival.
     pub trace_requests: u32,
+    /// Measured requests to pass over before tracing starts (0: trace the first ones).
+    pub trace_from: u32,
     /// Work budget in request-visits (see [`MAX_WORK`]); a run that needs more stops with
     /// `truncated: true`.
     pub max_work: u64,
@@ -39,7 +41,7 @@ pub const MAX_IN_SYSTEM: usize = 1_000_000;
 
 impl Default for Options {
     fn default() -> Self {
-        Options { series: false, trace_requests: 0, max_work: MAX_WORK, max_in_system: MAX_IN_SYSTEM }
+        Options { series: false, trace_requests: 0, trace_from: 0, max_work: MAX_WORK, max_in_system: MAX_IN_SYSTEM }
     }
 }
 
@@ -94,6 +96,8 @@ pub struct Simulation {
     batch: Batch,
     plan: StepPlan,
     recorder: Recorder,
+    /// Arrival index of the first traced request.
+    first_traced: u64,
     arrived: u64,
     completed: u64,
     tokens_emitted: u64,
@@ -141,6 +145,7 @@ impl Simulation {
             gamma_gaps,
             plan: StepPlan::default(),
             recorder,
+            first_traced: scenario.warmup + u64::from(options.trace_from),
             arrived: 0,
             completed: 0,
             tokens_emitted: 0,
@@ -315,7 +320,8 @@ impl Simulation {
         if measured {
             self.recorder.last_measured_arrival_s = arrival.time_s;
         }
-        let traced = measured && id < sc.warmup + self.options.trace_requests as u64;
+        let traced =
+            measured && (self.first_traced..self.first_traced + u64::from(self.options.trace_requests)).contains(&id);
         if traced {
             self.recorder.traces.push(Trace {
                 id,
@@ -394,7 +400,7 @@ impl Simulation {
                 self.batch.kv_used += (blocks - r.blocks) as u64;
                 r.blocks = blocks;
                 if r.traced {
-                    let trace = &mut self.recorder.traces[(r.id - self.scenario.warmup) as usize];
+                    let trace = &mut self.recorder.traces[(r.id - self.first_traced) as usize];
                     trace.token_times_s.extend((1..=k).map(|j| start + jump_s(j, d0, g)));
                 }
                 finished |= r.emitted == r.output;
@@ -424,7 +430,7 @@ impl Simulation {
                 self.tokens_emitted += 1;
                 r.last_token_s = end;
                 if r.traced {
-                    let trace = &mut self.recorder.traces[(r.id - self.scenario.warmup) as usize];
+                    let trace = &mut self.recorder.traces[(r.id - self.first_traced) as usize];
                     trace.token_times_s.push(end);
                 }
                 finished |= r.emitted == r.output;
@@ -462,7 +468,7 @@ impl Simulation {
                 let queue = r.first_scheduled_s - r.arrival_s;
                 self.recorder.complete(ttft, tpot, e2e, queue, r.prompt, r.output);
                 if traced {
-                    let trace = &mut self.recorder.traces[(r.id - self.scenario.warmup) as usize];
+                    let trace = &mut self.recorder.traces[(r.id - self.first_traced) as usize];
                     trace.scheduled_s = r.first_scheduled_s;
                     trace.first_token_s = r.first_token_s;
                     trace.finish_s = end;

@@ -34,6 +34,17 @@ pub fn stat_of(values: &mut [f64]) -> Stat {
     Stat { count: n as u64, mean, p50, p90, p99 }
 }
 
+/// The quantiles `qs` (each 0-1) of `values`, by the same interpolation (and the same selection)
+/// as [`stat_of`]; empty for no values.
+pub fn quantiles(values: &[f64], qs: &[f64]) -> Vec<f64> {
+    if values.is_empty() {
+        return Vec::new();
+    }
+    let mut scratch = values.to_vec();
+    let n = scratch.len();
+    qs.iter().map(|&q| percentile_prefix(&mut scratch, n, q.clamp(0.0, 1.0))).collect()
+}
+
 /// The `q` quantile of the `n` values, all of which are in `values` (the prefix below the rank of
 /// any previously selected higher quantile, with the rest after it).
 fn percentile_prefix(values: &mut [f64], n: usize, q: f64) -> f64 {
@@ -271,6 +282,17 @@ impl LogHistogram {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn quantiles_agree_with_stat_of() {
+        let values: Vec<f64> = (0..1000).map(|i| ((i * 7919) % 1000) as f64 * 0.01).collect();
+        let stat = stat_of(&mut values.clone());
+        let q = quantiles(&values, &[0.5, 0.9, 0.99, 1.0, 0.0]);
+        assert_eq!(&q[..3], &[stat.p50, stat.p90, stat.p99]);
+        assert_eq!((q[3], q[4]), (9.99, 0.0));
+        assert!(quantiles(&[], &[0.5]).is_empty());
+    }
+
     use super::*;
 
     /// numpy.percentile(x, q) with the default linear method, for comparison.

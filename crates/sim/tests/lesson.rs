@@ -1,4 +1,6 @@
-//! The claims the lesson makes, checked on the RAG workload it uses.
+//! The claims the lesson makes, checked under the page's own scenarios: every config here comes
+//! from `kneelab_sim::schema` (the workloads, their SLOs, the baseline engine and the load grid the
+//! page reads), so a claim is tested under the settings the reader sees.
 
 mod common;
 
@@ -106,8 +108,7 @@ fn a_closed_loop_at_the_same_demand_has_a_far_smaller_ttft_tail() {
 #[test]
 fn sweep_finds_a_knee_below_saturation() {
     let config = rag(LoadConfig::open_offered(1.0), 3_000);
-    let loads = sweep::load_grid(0.1, 1.2, 0.1).unwrap();
-    let s = sweep::sweep(&config, &loads, SweepOptions::default()).unwrap();
+    let s = sweep::sweep(&config, &page_loads(), SweepOptions::default()).unwrap();
     let knee = s.knee.expect("light load meets the SLOs");
     let sat = s.saturation.expect("throughput saturates");
     println!(
@@ -123,9 +124,9 @@ fn sweep_finds_a_knee_below_saturation() {
     assert!(thr.windows(2).take(7).all(|w| w[1] > w[0]), "{thr:?}");
 }
 
-/// The page's load grid: 5% to 120% of capacity, every 5%.
+/// The page's load grid (`schema::loads`): 5% to 120% of capacity, every 5%.
 fn page_loads() -> Vec<f64> {
-    sweep::load_grid(0.05, 1.2, 0.05).unwrap()
+    kneelab_sim::schema::loads()
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use kneelab_plot::plotters::coord::Shift;
 use kneelab_plot::plotters::prelude::*;
-use kneelab_plot::{DrawResult, Style, latency, queue, throughput, timeline};
+use kneelab_plot::{DrawResult, Style, format_percent, latency, queue, tail, throughput, timeline};
 use kneelab_sim::{QueuePoint, Sweep, Trace};
 use plotters_canvas::CanvasBackend;
 use wasm_bindgen::JsError;
@@ -170,10 +170,65 @@ pub fn queue_data(series: &[QueuePoint], end_s: f64, max_num_seqs: u32) -> queue
     data
 }
 
-/// A few traced requests, times measured from the first one's arrival.
-pub fn timeline_data(traces: &[Trace]) -> timeline::TimelineData {
-    let t0 = traces.first().map_or(0.0, |t| t.arrival_s);
-    let requests: Vec<timeline::RequestTrace> = traces
+/// TTFT by percentile at the lesson's two compared loads (from the sweep, when their points are
+/// done) and at the slider's load, on a y axis fixed by the higher reference's p99.9, so a drag
+/// from one load to the other moves the bold curve, never the axes.
+pub fn tail_data(references: &[(f64, &[f64])], current: Option<(f64, &[f64])>, slo_s: f64) -> tail::TailData {
+    let grid = tail::percentile_grid();
+    let curve = |label: String, samples: &[f64]| tail::TailCurve {
+        label,
+        percentiles: grid.clone(),
+        seconds: kneelab_sim::stats::quantiles(samples, &grid),
+    };
+    let references: Vec<tail::TailCurve> = references
+        .iter()
+        .filter(|(_, samples)| !samples.is_empty())
+        .map(|&(load, samples)| curve(format_percent(load), samples))
+        .collect();
+    // Headroom above the highest reference's p99.9 (the last grid point).
+    let y_max_s = references
+        .iter()
+        .filter_map(|c| c.seconds.last())
+        .copied()
+        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+    tail::TailData {
+        metric_label: "TTFT".into(),
+        references,
+        current: current
+            .filter(|(_, s)| !s.is_empty())
+            .map(|(load, s)| curve(format!("now {}", format_percent(load)), s)),
+        slo_s: Some(slo_s),
+        y_max_s: y_max_s.map(|m| (m * 1.1).max(slo_s * 1.2)),
+    }
+}
+
+/// Requests the timeline shows: this many consecutive ones.
+pub const TIMELINE_SHOWN: usize = 6;
+
+/// Out of a pool of consecutive traces, the [`TIMELINE_SHOWN`] consecutive finished ones whose
+/// mean queue wait is nearest `typical_wait_s` (the run's mean wait): requests that waited as
+/// requests at this load do, not whichever happened to come first.
+pub fn typical_window(traces: &[Trace], typical_wait_s: f64) -> &[Trace] {
+    let n = TIMELINE_SHOWN.min(traces.len());
+    let finished = |t: &Trace| t.finish_s.is_finite() && t.finish_s >= t.arrival_s && !t.token_times_s.is_empty();
+    let gap = |i: usize| (mean_wait_s(&traces[i..i + n]) - typical_wait_s).abs();
+    (0..=traces.len() - n)
+        .filter(|&i| traces[i..i + n].iter().all(finished))
+        .min_by(|&a, &b| gap(a).total_cmp(&gap(b)))
+        .map_or(&traces[..n], |i| &traces[i..i + n])
+}
+
+/// Mean queue wait (arrival to first scheduled) of `traces`; NaN for none.
+pub fn mean_wait_s(traces: &[Trace]) -> f64 {
+    traces.iter().map(|t| t.scheduled_s - t.arrival_s).sum::<f64>() / traces.len() as f64
+}
+
+/// The timeline of the traces [`typical_window`] picks, times measured from the first one's
+/// arrival.
+pub fn timeline_data(traces: &[Trace], typical_wait_s: f64) -> timeline::TimelineData {
+    let shown = typical_window(traces, typical_wait_s);
+    let t0 = shown.first().map_or(0.0, |t| t.arrival_s);
+    let requests: Vec<timeline::RequestTrace> = shown
         .iter()
         .take(timeline::MAX_ROWS)
         .map(|t| timeline::RequestTrace {
@@ -216,5 +271,42 @@ mod tests {
     fn empty_or_instant_series_give_empty_data() {
         assert!(queue_data(&[], 10.0, 8).t_s.is_empty());
         assert!(queue_data(&[QueuePoint { t_s: 5.0, running: 1, waiting: 0 }], 5.0, 8).t_s.is_empty());
+    }
+
+    fn trace(id: u64, arrival_s: f64, wait_s: f64, finished: bool) -> Trace {
+        let scheduled_s = arrival_s + wait_s;
+        Trace {
+            id,
+            arrival_s,
+            scheduled_s,
+            first_token_s: scheduled_s + 0.1,
+            token_times_s: if finished { vec![scheduled_s + 0.1, scheduled_s + 0.2] } else { vec![] },
+            finish_s: if finished { scheduled_s + 0.2 } else { 0.0 },
+            ..Trace::default()
+        }
+    }
+
+    #[test]
+    fn the_timeline_shows_the_window_whose_waits_are_typical() {
+        // Ten quiet requests, then six that waited about 1 s, then more quiet ones.
+        let traces: Vec<Trace> =
+            (0..24).map(|i| trace(i, i as f64, if (10..16).contains(&i) { 1.0 } else { 0.0 }, true)).collect();
+        let shown = typical_window(&traces, 1.0);
+        assert_eq!(shown.iter().map(|t| t.id).collect::<Vec<_>>(), [10, 11, 12, 13, 14, 15]);
+        assert!((mean_wait_s(shown) - 1.0).abs() < 1e-12);
+        // A quiet run shows quiet requests: the first window that matches.
+        assert_eq!(typical_window(&traces, 0.0)[0].id, 0);
+        let data = timeline_data(&traces, 1.0);
+        assert_eq!(data.requests.len(), TIMELINE_SHOWN);
+        assert_eq!(data.requests[0].arrival_s, 0.0);
+    }
+
+    #[test]
+    fn the_timeline_window_skips_unfinished_requests_and_copes_with_few() {
+        let mut traces: Vec<Trace> = (0..8).map(|i| trace(i, i as f64, 0.5, true)).collect();
+        traces[1] = trace(1, 1.0, 0.5, false);
+        assert_eq!(typical_window(&traces, 0.5)[0].id, 2);
+        assert_eq!(typical_window(&traces[..3], 0.5).len(), 3);
+        assert!(typical_window(&[], 0.5).is_empty());
     }
 }

@@ -18,8 +18,9 @@ use crate::readouts::{self, PointView};
 use crate::to_js;
 use kneelab_plot::latency::YScale;
 
-/// Requests traced for the timeline chart.
-const TRACED: u32 = 6;
+/// Requests traced for the timeline chart: a pool from the middle of the measured run, out of
+/// which the chart shows the consecutive few whose waits are most typical of the run.
+const TRACED: u32 = 64;
 
 /// The run at the slider's load.
 struct Point {
@@ -64,9 +65,8 @@ impl Lab {
             config: None,
             model_key: None,
             closed_key: (None, None),
-            load: 0.85,
-            // The slider's range: 5% to 120% of capacity, every 5%.
-            loads: (1..=24).map(|i| i as f64 * 0.05).map(|x| (x * 1e9).round() / 1e9).collect(),
+            load: kneelab_sim::schema::DEFAULT_LOAD,
+            loads: kneelab_sim::schema::loads(),
             capacity: None,
             open: None,
             closed: None,
@@ -165,7 +165,9 @@ impl Lab {
         let at_load =
             Config { load: LoadConfig { offered_load: Some(self.load), ..config.load.clone() }, ..config.clone() };
         let scenario = Scenario::with_capacity(&at_load, capacity).map_err(js_error)?;
-        let options = Options { series: true, trace_requests: TRACED, ..Options::default() };
+        let measured = scenario.requests.saturating_sub(scenario.warmup);
+        let trace_from = u32::try_from(measured.saturating_sub(u64::from(TRACED)) / 2).unwrap_or(0);
+        let options = Options { series: true, trace_requests: TRACED, trace_from, ..Options::default() };
         let outcome = Simulation::new(&scenario, options).run().map_err(js_error)?;
         // A closed loop also gets an open loop offered the throughput it achieved, so the page can
         // compare the two at the same throughput, not only at the same slider position.
@@ -194,6 +196,12 @@ impl Lab {
             series: (&p.outcome.series, p.outcome.end_s),
         });
         let mut r = readouts::build(point, sweep, self.capacity);
+        if let Some(p) = self.current_point() {
+            // The requests the timeline shows, and how their waits compare with the run's.
+            let shown = charts::typical_window(&p.outcome.traces, p.outcome.summary.queue_s.mean);
+            r.insert("timeline_wait_mean_s".into(), (!shown.is_empty()).then(|| charts::mean_wait_s(shown)));
+            r.insert("timeline_first_id".into(), shown.first().map(|t| t.id as f64));
+        }
         r.insert("slo_ttft_s".into(), Some(slo.ttft_s));
         r.insert("slo_tpot_s".into(), Some(slo.tpot_s));
         r.insert("load".into(), Some(self.load));
@@ -263,6 +271,24 @@ impl Lab {
         charts::draw_on(&canvas, dark, |area, style| kneelab_plot::limits::draw(area, &data, style))
     }
 
+    /// Draws TTFT by percentile at the lesson's two compared loads (`schema::COMPARE_LOADS`, from
+    /// the sweep) and at the slider's, on axes that stay put while the slider moves.
+    #[wasm_bindgen(js_name = drawTail)]
+    pub fn draw_tail(&self, canvas: JsValue, dark: JsValue) -> Result<bool, JsError> {
+        let (canvas, dark) = boundary::draw_target(&canvas, &dark)?;
+        let outcomes = self.curve().map(SweepRun::outcomes).unwrap_or_default();
+        let references: Vec<(f64, &[f64])> = kneelab_sim::schema::COMPARE_LOADS
+            .iter()
+            .filter_map(|&c| {
+                let i = self.loads.iter().position(|&l| (l - c).abs() < 1e-9)?;
+                outcomes.get(i).map(|o| (c, &o.ttft_samples_s[..]))
+            })
+            .collect();
+        let current = self.current_point().map(|p| (p.load, &p.outcome.ttft_samples_s[..]));
+        let data = charts::tail_data(&references, current, self.slo().ttft_s);
+        charts::draw_on(&canvas, dark, |area, style| kneelab_plot::tail::draw(area, &data, style))
+    }
+
     /// Draws `num_requests_running` and `num_requests_waiting` over the current run.
     #[wasm_bindgen(js_name = drawQueue)]
     pub fn draw_queue(&self, canvas: JsValue, dark: JsValue) -> Result<bool, JsError> {
@@ -279,7 +305,10 @@ impl Lab {
     #[wasm_bindgen(js_name = drawTimeline)]
     pub fn draw_timeline(&self, canvas: JsValue, dark: JsValue) -> Result<bool, JsError> {
         let (canvas, dark) = boundary::draw_target(&canvas, &dark)?;
-        let data = charts::timeline_data(self.current_point().map(|p| &p.outcome.traces[..]).unwrap_or_default());
+        let data = self
+            .current_point()
+            .map(|p| charts::timeline_data(&p.outcome.traces, p.outcome.summary.queue_s.mean))
+            .unwrap_or_default();
         charts::draw_on(&canvas, dark, |area, style| kneelab_plot::timeline::draw(area, &data, style))
     }
 

@@ -71,30 +71,6 @@ pub fn size(input: JsValue) -> Result<JsValue, JsError> {
     to_js(&sizing.map_err(boundary::core)?)
 }
 
-/// The roofline presets: name, GPU, source, and `vllm serve`'s V1 defaults on that GPU class.
-#[wasm_bindgen]
-pub fn presets() -> Result<JsValue, JsError> {
-    #[derive(Serialize)]
-    struct Preset {
-        name: &'static str,
-        gpu: &'static str,
-        source: &'static str,
-        v1_default_max_num_seqs: u32,
-        v1_default_max_num_batched_tokens: u32,
-    }
-    let list: Vec<Preset> = kneelab_sim::cost::PRESETS
-        .iter()
-        .map(|p| Preset {
-            name: p.name,
-            gpu: p.gpu,
-            source: p.source,
-            v1_default_max_num_seqs: p.v1_default_max_num_seqs,
-            v1_default_max_num_batched_tokens: p.v1_default_max_num_batched_tokens,
-        })
-        .collect();
-    to_js(&list)
-}
-
 /// Traps the module on purpose, as a bug in it would: the browser suite calls it to check that
 /// every lab on the page says so and recovers on its own.
 #[wasm_bindgen(js_name = crashForTest)]

@@ -30,6 +30,7 @@ pub fn run(args: &Args) -> Result<()> {
     ensure_wasm_target()?;
     let wasm = build_wasm(args.dev)?;
     bindgen(&wasm, &out_dir, args.dev)?;
+    write_schema(&out_dir)?;
     let bg_wasm = out_dir.join(format!("{CRATE_NAME}_bg.wasm"));
     if args.dev {
         println!("dev build: wasm-opt skipped (the wasm keeps its debug info)");
@@ -37,6 +38,25 @@ pub fn run(args: &Args) -> Result<()> {
         optimise(&bg_wasm)?;
     }
     print_sizes(&root.join("www"))
+}
+
+/// The page's settings module: `kneelab_sim::schema()` as an ES module the page imports
+/// synchronously, before (and without) the wasm.
+pub const SCHEMA_MODULE: &str = "kneelab_schema.js";
+
+/// Writes `kneelab_sim::schema()` into `out_dir` as [`SCHEMA_MODULE`].
+pub fn write_schema(out_dir: &Path) -> Result<()> {
+    let json = serde_json::to_string(&kneelab_sim::schema::schema()).context("serialising the schema")?;
+    let module = format!(
+        "// Written by `cargo xtask build-web` from kneelab_sim::schema: the page's settings, stated once in Rust.\n\
+         function freeze(v) {{\n\
+         \x20 if (v && typeof v === 'object') Object.values(v).forEach(freeze);\n\
+         \x20 return Object.freeze(v);\n\
+         }}\n\
+         export default freeze({json});\n"
+    );
+    let path = out_dir.join(SCHEMA_MODULE);
+    fs::write(&path, module).with_context(|| format!("writing {}", path.display()))
 }
 
 /// Installs the wasm32 target through rustup if this toolchain lacks it (a fresh machine does).

@@ -2,7 +2,7 @@
 // budget, KV cache size) that drive the main lab; its live signals; and a table of full sweeps with one knob
 // changed at a time (wasm `sweep`, one per task so the page stays responsive).
 
-import { MAX_MODEL_LEN } from '../knee-lab.js';
+import { BUDGETS, KV_CACHE_TOKENS, LOAD_PCT, MAX_MODEL_LEN, SCHEMA, kvLabel } from '../knee-lab.js';
 import {
   fill,
   formatMetric,
@@ -24,6 +24,9 @@ function setupControls(lab, setMain) {
   const chunked = document.getElementById('cluster-chunked');
   const budget = document.getElementById('cluster-budget');
   const kv = document.getElementById('cluster-kv');
+  Object.assign(load, LOAD_PCT);
+  for (const b of BUDGETS) budget.add(new Option(b.toLocaleString('en-US'), String(b)));
+  for (const k of KV_CACHE_TOKENS) kv.add(new Option(kvLabel(k), String(k)));
 
   load.addEventListener('input', () => setMain({ load: Number(load.value) / 100 }));
   for (const radio of seqs) radio.addEventListener('change', () => radio.checked && setMain({ maxNumSeqs: Number(radio.value) }));
@@ -190,8 +193,8 @@ function setupKnobTable(wasm, lab) {
 }
 
 /** `vllm serve`'s V1 defaults per GPU class, from the engine's presets. */
-function setupDefaults(wasm) {
-  const parts = wasm.presets().map(
+function setupDefaults() {
+  const parts = SCHEMA.presets.map(
     (p) =>
       `on an ${p.gpu}, --max-num-batched-tokens ${p.v1_default_max_num_batched_tokens.toLocaleString('en-US')} and ` +
       `--max-num-seqs ${p.v1_default_max_num_seqs.toLocaleString('en-US')}`,
@@ -202,5 +205,5 @@ function setupDefaults(wasm) {
 export function setup({ wasm, lab, setMain }) {
   setupControls(lab, setMain);
   setupKnobTable(wasm, lab);
-  setupDefaults(wasm);
+  setupDefaults();
 }

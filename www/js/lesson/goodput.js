@@ -1,6 +1,6 @@
 // Beat 5: goodput. Two SLO sliders drive the main lab's SLOs (so they live in the URL too); both
-// published definitions are shown from the main lab's readouts; a follower lab draws throughput
-// against goodput, and goodput against the TTFT SLO, for the same replica.
+// published definitions are shown from the main lab's readouts; a follower lab draws goodput
+// against the TTFT SLO for the same replica (Step 4 and the main lab already draw it against load).
 
 import {
   configKey,
@@ -89,7 +89,7 @@ export function setup({ lab, setMain }) {
   whenNear(slot, () => {
     const follower = createLab(slot, {
       id: 'goodput-lab',
-      panels: 'throughput goodput',
+      panels: 'goodput',
       controls: 'load',
       metrics: 'ttft_p99 tpot_p99 slo_attainment',
     });

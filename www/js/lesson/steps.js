@@ -20,13 +20,17 @@ import {
   pointAt,
   whenNear,
 } from './live.js';
-import { sweepCached, workloadConfig } from './sweeps.js';
+import { SCHEMA } from '../knee-lab.js';
+import { BASE_ENGINE, sweepCached, workloadConfig } from './sweeps.js';
+
+/** The two loads the lesson compares: just below the knee, and capacity. */
+const [BELOW, FULL] = SCHEMA.compare_loads;
 
 /** Per step: the right answer, the lab that proves it, and the live numbers it quotes. */
 const STEPS = {
   1: {
     correct: 'prefill',
-    lab: { panels: 'timeline', controls: 'load', load: 0.85, metrics: 'ttft_p50 ttft_p99 queue_p99' },
+    lab: { panels: 'timeline', controls: 'load', load: BELOW, metrics: 'ttft_p50 ttft_p99 queue_p99' },
     values: (r) => ({
       load: formatPercent(r.load),
       ttft_p50: formatSeconds(r.ttft_p50),
@@ -53,10 +57,10 @@ const STEPS = {
   },
   3: {
     correct: 'knee',
-    lab: { panels: 'latency throughput', controls: 'load', load: 0.85, metrics: 'throughput_rps ttft_p50 ttft_p99 slo_attainment' },
+    lab: { panels: 'tail', controls: 'load', load: BELOW, metrics: 'throughput_rps ttft_p50 ttft_p99 slo_attainment' },
     sweepValues: (sweep, r) => {
-      const a = pointAt(sweep, 0.85);
-      const b = pointAt(sweep, 1.0);
+      const a = pointAt(sweep, BELOW);
+      const b = pointAt(sweep, FULL);
       if (!a || !b) return {};
       const note = meanVsTail(sweep, r.slo_ttft_s);
       return {
@@ -116,7 +120,7 @@ const STEPS = {
  * a 100 QPS peak; its time in the batch comes from the engine's sweep, at saturation, where the
  * batch is fullest.
  */
-const SIZING = { cap: 64, peakQps: 100, workload: 'chat' };
+const SIZING = { cap: BASE_ENGINE.max_num_seqs, peakQps: 100, workload: 'chat' };
 
 /** Step 5's numbers from the engine: the sweep, and the batch and E2E times at saturation. */
 async function sizingFromEngine(wasm, lab) {
@@ -217,7 +221,32 @@ function setupStep(article, spec, wasm, lab) {
     verdict.dataset.correct = String(right);
     body.hidden = false;
     body.focus({ preventScroll: true });
-    showPicture(body, spec);
+    again.hidden = false;
+    // The lab stays across tries: it is the same experiment.
+    if (!body.querySelector('knee-lab')) showPicture(body, spec);
+  });
+
+  // After a reveal the reader may clear the guess and predict again (the answer folds away).
+  const again = document.createElement('button');
+  again.type = 'button';
+  again.className = 'try-again';
+  again.textContent = 'Try again';
+  again.hidden = true;
+  button.after(again);
+  again.addEventListener('click', () => {
+    delete article.dataset.revealed;
+    article.dataset.tries = String(Number(article.dataset.tries ?? 1) + 1);
+    fieldset.disabled = false;
+    for (const input of fieldset.querySelectorAll('input')) {
+      if (input.type === 'radio') input.checked = false;
+      else input.value = '';
+    }
+    for (const label of fieldset.querySelectorAll('.is-correct')) label.classList.remove('is-correct');
+    body.hidden = true;
+    again.hidden = true;
+    button.textContent = 'Reveal the answer';
+    gate();
+    fieldset.querySelector('input')?.focus();
   });
 }
 

@@ -2,20 +2,24 @@
 // the main lab is not showing. Cached by config. A sweep takes about 0.1 s, so it runs through
 // a `SweepJob` in slices of about 12 ms, one per task: input is handled in between.
 
-import { WORKLOADS } from '../knee-lab.js';
+import { SCHEMA, WORKLOADS } from '../knee-lab.js';
 import { nextTask } from './live.js';
 
-/** The knee lab's load grid: 5% to 120% of capacity, every 5%. */
-export const LOADS = Array.from({ length: 24 }, (_, i) => Math.round((i + 1) * 0.05 * 1e9) / 1e9);
+/** The knee lab's load grid (the schema's: 5% to 120% of capacity, every 5%). */
+export const LOADS = SCHEMA.loads;
 
-/** The course's baseline engine: 64 sequences, chunked prefill, a 2,048-token budget. */
-export const BASE_ENGINE = { max_num_seqs: 64, chunked_prefill: true, max_num_batched_tokens: 2048 };
+/** The course's baseline engine (the schema's: 64 sequences, chunked prefill, a 2,048-token budget). */
+export const BASE_ENGINE = {
+  max_num_seqs: SCHEMA.engine.max_num_seqs,
+  chunked_prefill: SCHEMA.engine.chunked_prefill,
+  max_num_batched_tokens: SCHEMA.engine.max_num_batched_tokens,
+};
 
 /**
  * A `workload` (chat | rag) replica on `preset` with the course's baseline engine and the
  * workload's SLOs, built on the main lab's own config (run length, KV cache, seed).
  */
-export function workloadConfig(lab, workload, preset = 'llama-3-8b-a100') {
+export function workloadConfig(lab, workload, preset = SCHEMA.defaults.preset) {
   const config = structuredClone(lab.config());
   const w = WORKLOADS[workload];
   config.engine = { ...config.engine, ...BASE_ENGINE };

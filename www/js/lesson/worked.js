@@ -13,6 +13,7 @@ import {
   pointAt,
   whenNear,
 } from './live.js';
+import { SCHEMA } from '../knee-lab.js';
 import { BASE_ENGINE, sweepCached, workloadConfig } from './sweeps.js';
 
 const CAP = BASE_ENGINE.max_num_seqs;
@@ -28,6 +29,13 @@ function setupRag(wasm, lab) {
   const picker = document.getElementById('rag-load');
   const readouts = document.getElementById('rag-readouts');
   let sweep = null;
+  const rag = SCHEMA.workloads.find((w) => w.name === 'rag');
+  fill(box, {
+    rag_prompt_tokens: Math.round(rag.prompt_mean_tokens).toLocaleString('en-US'),
+    rag_output_tokens: Math.round(rag.output_mean_tokens).toLocaleString('en-US'),
+    rag_slo_ttft: formatSeconds(rag.slo_ttft_ms / 1000),
+    rag_slo_tpot: formatSeconds(rag.slo_tpot_ms / 1000),
+  });
 
   const render = () => {
     if (!sweep) return;
@@ -63,7 +71,7 @@ function setupRag(wasm, lab) {
   };
   picker.addEventListener('change', render);
   whenNear(box, async () => {
-    sweep = await sweepCached(wasm, ragConfig(lab, 'llama-3-8b-a100'));
+    sweep = await sweepCached(wasm, ragConfig(lab, SCHEMA.defaults.preset));
     render();
   });
 }

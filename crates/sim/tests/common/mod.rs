@@ -4,7 +4,7 @@
 
 use kneelab_sim::{
     Config, CostConfig, DistConfig, EngineConfig, LoadConfig, Options, RunConfig, Scenario, Simulation, SloConfig,
-    Summary, WorkloadConfig, WorkloadPreset,
+    Summary, WorkloadConfig, WorkloadPreset, schema,
 };
 
 /// A replica that is a textbook queue: `seats` servers, a constant `step_ms` step, 1-token prompts
@@ -27,27 +27,15 @@ pub fn textbook(seats: u32, step_ms: f64, output: DistConfig, load: LoadConfig, 
     }
 }
 
-/// The RAG workload on the A100 preset with the page's defaults (and its SLOs: 2 s TTFT, 200 ms
-/// TPOT, as in `examples/rag.json`).
+/// The RAG workload as the page's lesson runs it (`kneelab_sim::schema`: the baseline engine on
+/// the A100 preset, RAG's SLOs), at `load`.
 pub fn rag(load: LoadConfig, requests: u32) -> Config {
-    Config {
-        workload: WorkloadConfig::preset(WorkloadPreset::Rag),
-        load,
-        slo: SloConfig { ttft_ms: 2000.0, tpot_ms: 200.0, ..SloConfig::default() },
-        run: RunConfig { requests, warmup_requests: Some(requests / 10) },
-        ..Config::default()
-    }
+    schema::lesson_config(WorkloadPreset::Rag, load, requests)
 }
 
-/// The chat workload on the A100 preset with the page's chat SLOs (500 ms TTFT, 50 ms TPOT).
+/// The chat workload as the page's lesson runs it, at `load`.
 pub fn chat(load: LoadConfig, requests: u32) -> Config {
-    Config {
-        workload: WorkloadConfig::preset(WorkloadPreset::Chat),
-        load,
-        slo: SloConfig { ttft_ms: 500.0, tpot_ms: 50.0, ..SloConfig::default() },
-        run: RunConfig { requests, warmup_requests: Some(requests / 10) },
-        ..Config::default()
-    }
+    schema::lesson_config(WorkloadPreset::Chat, load, requests)
 }
 
 /// Runs a config to its summary.
