@@ -467,3 +467,34 @@ test('after a reveal the reader can try again: the guess clears, the answer fold
   await expect(five.locator('#step5-qps')).toHaveValue('');
   await expect(five.getByRole('button', { name: /Reveal/ })).toBeDisabled();
 });
+
+test('the hero shows one engine step of the lesson’s replica, drawn by the engine, with a caption from that step', async ({ page }) => {
+  await openPage(page);
+  const canvas = page.locator('#hero-replica');
+  await expect(canvas).toHaveAttribute('data-drawn', 'true');
+  await expect.poll(() => canvas.evaluate(inkedPixels)).toBeGreaterThan(3000);
+  // The same step, from the engine, for the numbers the caption must quote.
+  const s = await page.evaluate(async () => {
+    const { loadKneelab } = await import('/js/wasm.js');
+    const { workloadConfig } = await import('/js/lesson/sweeps.js');
+    const { SCHEMA } = await import('/js/knee-lab.js');
+    const wasm = await loadKneelab();
+    const config = workloadConfig(document.getElementById('lab'), 'rag');
+    config.load = { mode: 'open', offered_load: SCHEMA.defaults.load };
+    const view = new wasm.ReplicaView(config);
+    const snap = view.snapshot();
+    view.free();
+    return snap;
+  });
+  expect(s.prefill_tokens).toBeGreaterThan(0);
+  expect(s.seats.length).toBeLessThanOrEqual(s.max_num_seqs);
+  const caption = page.locator('#hero-caption');
+  await expect(caption).toContainText(`${s.seats.length} of its ${s.max_num_seqs} seats are taken`);
+  await expect(caption).toContainText(`${s.prefill_tokens.toLocaleString('en-US')} prompt tokens`);
+  await expect(caption).toContainText(`of a ${s.max_num_batched_tokens.toLocaleString('en-US')}-token budget`);
+  expect(await canvas.getAttribute('aria-label')).toBe(await caption.textContent());
+  // A dark reader gets the dark picture.
+  const light = await canvas.evaluate((c) => c.getContext('2d').getImageData(2, 2, 1, 1).data.join());
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await expect.poll(() => canvas.evaluate((c) => c.getContext('2d').getImageData(2, 2, 1, 1).data.join())).not.toBe(light);
+});

@@ -25,6 +25,7 @@ import * as cluster from './js/lesson/cluster.js';
 import * as metricsPanel from './js/lesson/metrics-panel.js';
 import * as worked from './js/lesson/worked.js';
 import * as tutor from './js/lesson/tutor.js';
+import * as hero from './js/lesson/hero.js';
 
 const status = document.getElementById('page-status');
 const lab = document.getElementById('lab');
@@ -44,7 +45,7 @@ try {
   const wasm = await loadKneelab();
   document.getElementById('version').textContent = wasm.version();
   const context = { wasm, lab, setMain };
-  for (const module of [toc, recall, colleague, analogy, steps, clocks, knee, goodput, calculator, cluster, metricsPanel, worked, tutor]) {
+  for (const module of [hero, toc, recall, colleague, analogy, steps, clocks, knee, goodput, calculator, cluster, metricsPanel, worked, tutor]) {
     module.setup(context);
   }
   status.textContent = '';

@@ -53,8 +53,6 @@ pub fn format_percent(fraction: f64) -> String {
     format!("{}%", trim(r))
 }
 
-/// A tick value on an axis whose ticks are `step` apart, with just enough decimals to tell
-/// neighbouring ticks apart ("0", "20", "2.5", "0.25").
 /// Requests per second as the page writes them: "4.25 req/s", "13.7 req/s", "140 req/s".
 pub fn format_rate(rps: f64) -> String {
     if !rps.is_finite() {
@@ -70,6 +68,21 @@ pub fn format_rate(rps: f64) -> String {
     format!("{rps:.digits$} req/s")
 }
 
+/// A count with thousands separators: 2048 -> "2,048".
+pub fn format_count(n: u32) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A tick value on an axis whose ticks are `step` apart, with just enough decimals to tell
+/// neighbouring ticks apart ("0", "20", "2.5", "0.25").
 pub(crate) fn format_tick(v: f64, step: f64) -> String {
     if !v.is_finite() {
         return MISSING.to_string();
@@ -97,6 +110,14 @@ pub(crate) fn format_tick(v: f64, step: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_are_grouped_in_thousands() {
+        assert_eq!(format_count(0), "0");
+        assert_eq!(format_count(999), "999");
+        assert_eq!(format_count(2048), "2,048");
+        assert_eq!(format_count(1_234_567), "1,234,567");
+    }
 
     fn check(f: impl Fn(f64) -> String, rows: &[(f64, &str)]) {
         for &(input, expected) in rows {

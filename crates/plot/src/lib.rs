@@ -17,6 +17,7 @@
 //! | [`timeline`] | the two clocks: queue wait, prefill and token drip of a few requests |
 //! | [`goodput_slo`] | goodput against the TTFT SLO, beside throughput |
 //! | [`limits`] | a replica's limits as bars, the binding one named, and the measured saturation |
+//! | [`replica`] | one replica during one step: the queue, the seats, the token budget, the KV cache |
 //! | [`tail`] | a latency by percentile (p50 to p99.9) at two reference loads and the slider's, on fixed axes |
 //!
 //! The area's size is in physical pixels (CSS px x device pixel ratio); [`Style::scale`] is
@@ -74,6 +75,7 @@ pub mod goodput_slo;
 pub mod latency;
 pub mod limits;
 pub mod queue;
+pub mod replica;
 pub mod tail;
 pub mod throughput;
 pub mod timeline;

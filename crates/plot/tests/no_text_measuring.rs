@@ -4,8 +4,8 @@
 
 mod common;
 
-use common::{Chart, all_charts};
-use kneelab_plot::{Style, goodput_slo, latency, limits, queue, throughput, timeline};
+use common::all_charts;
+use kneelab_plot::Style;
 use plotters::prelude::*;
 use plotters_backend::{BackendColor, BackendCoord, BackendTextStyle, DrawingErrorKind};
 use std::cell::Cell;
@@ -77,15 +77,7 @@ fn no_chart_asks_the_backend_to_measure_text() {
                 let backend = NoMeasure { size: (w, h), texts: texts.clone(), pixels: pixels.clone() };
                 let area = backend.into_drawing_area();
                 let style = Style::light(scale);
-                let result = match &chart {
-                    Chart::Latency(d) => latency::draw(&area, d, &style),
-                    Chart::Throughput(d) => throughput::draw(&area, d, &style),
-                    Chart::Queue(d) => queue::draw(&area, d, &style),
-                    Chart::Timeline(d) => timeline::draw(&area, d, &style),
-                    Chart::GoodputSlo(d) => goodput_slo::draw(&area, d, &style),
-                    Chart::Limits(d) => limits::draw(&area, d, &style),
-                };
-                result.unwrap_or_else(|e| panic!("{}: {e:?}", chart.name()));
+                chart.draw(&area, &style).unwrap_or_else(|e| panic!("{}: {e:?}", chart.name()));
             }
             assert!(texts.get() >= 5, "{}: only {} texts drawn", chart.name(), texts.get());
             assert!(pixels.get() > 0, "{}: nothing drawn", chart.name());

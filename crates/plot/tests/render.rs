@@ -39,6 +39,21 @@ fn expected_texts(chart: &Chart, narrow: bool) -> Vec<&'static str> {
             "4.25 req/s, binds",
             "engine saturates at 4.24 req/s",
         ],
+        Chart::Tail(_) => {
+            vec!["percentile of requests", "TTFT", "p50", "p99", "p99.9", "85%", "100%", "now 90%", "SLO 2 s"]
+        }
+        Chart::Replica(_) => vec![
+            "num_requests_waiting 3",
+            if narrow { "num_requests_running 41 of 64" } else { "num_requests_running 41 of --max-num-seqs 64" },
+            if narrow {
+                "this step: 40 decode + 2,008 prefill of 2,048"
+            } else {
+                "this step: 40 decode tokens + 2,008 prefill tokens of --max-num-batched-tokens 2,048"
+            },
+            "KV cache 27% used (vllm:kv_cache_usage_perc)",
+            "prefilling",
+            "decoding",
+        ],
     }
 }
 

@@ -54,7 +54,7 @@ pub use config::{
 };
 pub use error::ConfigError;
 pub use limits::{Limit, LimitKind, Limits, limits};
-pub use recorder::{QueuePoint, Trace};
+pub use recorder::{QueuePoint, Seat, Snapshot, Trace};
 pub use scenario::{Load, Scenario, Slo};
 pub use simulation::{Options, Simulation};
 pub use sizing::{SizeInput, Sizing, size};

@@ -97,6 +97,52 @@ pub struct Recorder {
     pub series: Option<Vec<QueuePoint>>,
     /// Traces of the first few measured requests, when asked for.
     pub traces: Vec<Trace>,
+    /// The replica during one step, when asked for.
+    pub snapshot: Option<Snapshot>,
+}
+
+/// The replica during one engine step: its seats, its queue, the step's token budget and its KV
+/// cache, for a picture of the engine at one instant.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// When the step started.
+    pub t_s: f64,
+    /// `--max-num-seqs`: the seats.
+    pub max_num_seqs: u32,
+    /// `--max-num-batched-tokens`: the step's token budget.
+    pub max_num_batched_tokens: u32,
+    /// KV cache blocks in all.
+    pub kv_blocks: u64,
+    /// KV cache blocks in use once the step's tokens are placed.
+    pub kv_blocks_used: u64,
+    /// The running requests, in running order.
+    pub seats: Vec<Seat>,
+    /// Requests in the waiting queue (`num_requests_waiting`).
+    pub waiting: u32,
+    /// How long each of the first few waiting requests has waited, front of the queue first.
+    pub waiting_s: Vec<f64>,
+    /// Tokens this step decodes (one per decoding request).
+    pub decode_tokens: u32,
+    /// Prompt tokens this step prefills (chunks).
+    pub prefill_tokens: u32,
+}
+
+/// One running request during the step.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Seat {
+    /// Arrival index.
+    pub id: u64,
+    /// Prompt tokens.
+    pub prompt: u32,
+    /// Output tokens it will generate.
+    pub output: u32,
+    /// Output tokens emitted before this step.
+    pub emitted: u32,
+    /// Tokens this step computes for it: 1 for a decode, a chunk for a prefill, 0 if it sits
+    /// this step out.
+    pub step_tokens: u32,
+    /// Whether those tokens are prefill (the prompt, or a preempted request's recomputation).
+    pub prefill: bool,
 }
 
 impl Recorder {

@@ -11,7 +11,7 @@ use crate::batch::{Batch, Request, StepPlan};
 use crate::config::ThinkDist;
 use crate::error::ConfigError;
 use crate::event::{Arrival, EventQueue, OPEN_LOOP};
-use crate::recorder::{Recorder, Trace};
+use crate::recorder::{Recorder, Seat, Snapshot, Trace};
 use crate::sampling::{Gamma, Stream};
 use crate::scenario::{Load, Scenario};
 use crate::summary::Outcome;
@@ -25,6 +25,11 @@ pub struct Options {
     pub trace_requests: u32,
     /// Measured requests to pass over before tracing starts (0: trace the first ones).
     pub trace_from: u32,
+    /// Take a [`Snapshot`] of the first step that carries a prefill chunk once this many
+    /// requests have arrived (`None`: none)...
+    pub snapshot_after: Option<u64>,
+    /// ...and has at least this many requests waiting.
+    pub snapshot_min_waiting: u32,
     /// Work budget in request-visits (see [`MAX_WORK`]); a run that needs more stops with
     /// `truncated: true`.
     pub max_work: u64,
@@ -41,7 +46,15 @@ pub const MAX_IN_SYSTEM: usize = 1_000_000;
 
 impl Default for Options {
     fn default() -> Self {
-        Options { series: false, trace_requests: 0, trace_from: 0, max_work: MAX_WORK, max_in_system: MAX_IN_SYSTEM }
+        Options {
+            series: false,
+            trace_requests: 0,
+            trace_from: 0,
+            snapshot_after: None,
+            snapshot_min_waiting: 0,
+            max_work: MAX_WORK,
+            max_in_system: MAX_IN_SYSTEM,
+        }
     }
 }
 
@@ -229,6 +242,12 @@ impl Simulation {
             self.state = State::Failed(ConfigError::new("", "the engine could not schedule any request"));
             return false;
         }
+        if self.recorder.snapshot.is_none()
+            && self.options.snapshot_after.is_some_and(|k| self.arrived > k)
+            && self.batch.waiting.len() >= self.options.snapshot_min_waiting as usize
+        {
+            self.recorder.snapshot = self.snapshot(start);
+        }
         let jump = self.plan_jump(start);
         let (k, end) = (jump.steps, start + jump_s(jump.steps, jump.first_s, jump.growth_s));
         // A step's cost: a pass over its requests, plus a fixed overhead (arrivals, bookkeeping).
@@ -275,6 +294,48 @@ impl Simulation {
             self.recorder.end_window(self.now_s);
         }
         Ok(Outcome::new(self.scenario, self.recorder, truncated, self.arrived))
+    }
+
+    /// The step just formed, as a [`Snapshot`], if it carries a prefill chunk.
+    #[cold]
+    #[inline(never)]
+    fn snapshot(&self, start: f64) -> Option<Snapshot> {
+        const WAITING_SHOWN: usize = 64;
+        let b = &self.batch;
+        let seats: Vec<Seat> = b
+            .running
+            .iter()
+            .map(|&slot| {
+                let r = &b.slots[slot as usize];
+                let tokens = self.plan.scheduled.iter().find(|s| s.slot == slot).map_or(0, |s| s.tokens);
+                // A decode computes the KV of the one token before the next: a request with more
+                // than that to compute is prefilling (its prompt, or a preempted one's recompute).
+                let prefill = tokens > 0 && r.remaining() > 1;
+                Seat { id: r.id, prompt: r.prompt, output: r.output, emitted: r.emitted, step_tokens: tokens, prefill }
+            })
+            .collect();
+        let prefill_tokens: u32 = seats.iter().filter(|s| s.prefill).map(|s| s.step_tokens).sum();
+        if prefill_tokens == 0 {
+            return None;
+        }
+        let decode_tokens = seats.iter().filter(|s| !s.prefill).map(|s| s.step_tokens).sum();
+        Some(Snapshot {
+            t_s: start,
+            max_num_seqs: self.scenario.engine.max_num_seqs,
+            max_num_batched_tokens: self.scenario.engine.max_num_batched_tokens,
+            kv_blocks: self.scenario.engine.kv_blocks,
+            kv_blocks_used: b.kv_used,
+            seats,
+            waiting: b.waiting.len() as u32,
+            waiting_s: b
+                .waiting
+                .iter()
+                .take(WAITING_SHOWN)
+                .map(|&slot| start - b.slots[slot as usize].arrival_s)
+                .collect(),
+            decode_tokens,
+            prefill_tokens,
+        })
     }
 
     fn record_gauges(&mut self, t: f64) {

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::recorder::{QueuePoint, Recorder, Trace};
+use crate::recorder::{QueuePoint, Recorder, Snapshot, Trace};
 use crate::scenario::{Load, Scenario, Slo};
 use crate::stats::{LogHistogram, Stat, stat_of};
 
@@ -161,6 +161,8 @@ pub struct Outcome {
     pub series: Vec<QueuePoint>,
     /// Traced requests, if any.
     pub traces: Vec<Trace>,
+    /// The replica during one step, if asked for (`Options::snapshot_after`).
+    pub snapshot: Option<Snapshot>,
     /// The gauges when the run stopped, as a `/metrics` scrape would read them then.
     pub final_state: FinalState,
     /// Simulated time when the run stopped.
@@ -313,6 +315,7 @@ impl Outcome {
             itl_histogram: rec.itl_s,
             series: rec.series.unwrap_or_default(),
             traces: rec.traces,
+            snapshot: rec.snapshot,
         }
     }
 

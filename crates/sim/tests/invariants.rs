@@ -165,6 +165,33 @@ fn traces_are_consistent_timelines() {
     assert!(outcome.series.windows(2).all(|w| w[0].t_s <= w[1].t_s));
 }
 
+/// A snapshot is one step as the engine formed it: no more seats than the cap, no more tokens
+/// than the budget, a prefill chunk in it, the queue front-first; and taking one, or tracing,
+/// changes nothing the run reports.
+#[test]
+fn a_snapshot_is_one_consistent_step_and_costs_the_run_nothing() {
+    let config = rag(LoadConfig::open_offered(0.85), 2_000);
+    let scenario = Scenario::new(&config).unwrap();
+    let plain = Simulation::new(&scenario, Options::default()).run().unwrap();
+    let options = Options { snapshot_after: Some(1_000), trace_requests: 64, trace_from: 500, ..Options::default() };
+    let seen = Simulation::new(&scenario, options).run().unwrap();
+    assert_eq!(format!("{:?}", plain.summary), format!("{:?}", seen.summary));
+    assert!(plain.snapshot.is_none());
+    let s = seen.snapshot.expect("a step with a prefill chunk comes after request 1,000");
+    assert!(s.seats.len() as u32 <= s.max_num_seqs && !s.seats.is_empty());
+    assert!(s.prefill_tokens > 0);
+    assert!(s.decode_tokens + s.prefill_tokens <= s.max_num_batched_tokens);
+    let decoding = s.seats.iter().filter(|x| x.step_tokens == 1 && !x.prefill).count() as u32;
+    assert_eq!(s.decode_tokens, decoding);
+    assert_eq!(s.prefill_tokens, s.seats.iter().filter(|x| x.prefill).map(|x| x.step_tokens).sum::<u32>());
+    assert!(s.seats.iter().all(|x| x.emitted < x.output));
+    assert!(s.kv_blocks_used <= s.kv_blocks);
+    assert_eq!(s.waiting_s.len() as u32, s.waiting.min(64));
+    assert!(s.waiting_s.windows(2).all(|w| w[0] >= w[1]), "the front of the queue has waited longest");
+    assert_eq!(seen.traces.len(), 64);
+    assert_eq!(seen.traces[0].id, scenario.warmup + 500);
+}
+
 /// Found by the fuzzer: very bursty arrivals (gamma shape 0.1) leave clumps of unmeasured
 /// requests at the window's edges, and heavy-tailed outputs (lognormal sigma 2.4) keep giant
 /// requests running past it; Little's Law is off by 44% and 71% over 5,000 requests. Each run

@@ -3,8 +3,8 @@
 
 use kneelab_plot::plotters::coord::Shift;
 use kneelab_plot::plotters::prelude::*;
-use kneelab_plot::{DrawResult, Style, format_percent, latency, queue, tail, throughput, timeline};
-use kneelab_sim::{QueuePoint, Sweep, Trace};
+use kneelab_plot::{DrawResult, Style, format_percent, latency, queue, replica, tail, throughput, timeline};
+use kneelab_sim::{QueuePoint, Snapshot, Sweep, Trace};
 use plotters_canvas::CanvasBackend;
 use wasm_bindgen::JsError;
 use web_sys::HtmlCanvasElement;
@@ -199,6 +199,24 @@ pub fn tail_data(references: &[(f64, &[f64])], current: Option<(f64, &[f64])>, s
             .map(|(load, s)| curve(format!("now {}", format_percent(load)), s)),
         slo_s: Some(slo_s),
         y_max_s: y_max_s.map(|m| (m * 1.1).max(slo_s * 1.2)),
+    }
+}
+
+/// A step snapshot as the replica chart draws it.
+pub fn replica_data(s: &Snapshot) -> replica::ReplicaData {
+    let kind = |seat: &kneelab_sim::Seat| match (seat.step_tokens, seat.prefill) {
+        (0, _) => replica::SeatKind::Idle,
+        (_, true) => replica::SeatKind::Prefill,
+        (_, false) => replica::SeatKind::Decode,
+    };
+    replica::ReplicaData {
+        max_num_seqs: s.max_num_seqs,
+        seats: s.seats.iter().map(kind).collect(),
+        waiting: s.waiting,
+        budget_tokens: s.max_num_batched_tokens,
+        decode_tokens: s.decode_tokens,
+        prefill_tokens: s.prefill_tokens,
+        kv_usage: if s.kv_blocks > 0 { s.kv_blocks_used as f64 / s.kv_blocks as f64 } else { 0.0 },
     }
 }
 

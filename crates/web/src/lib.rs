@@ -14,9 +14,11 @@ mod charts;
 mod job;
 mod lab;
 mod readouts;
+mod replica;
 
 pub use job::SweepJob;
 pub use lab::Lab;
+pub use replica::ReplicaView;
 
 /// Runs once when the module is instantiated: route Rust panics to the browser console.
 #[wasm_bindgen(start)]

@@ -6,9 +6,12 @@ use kneelab_plot::goodput_slo::GoodputSloData;
 use kneelab_plot::latency::LatencyData;
 use kneelab_plot::limits::LimitsData;
 use kneelab_plot::queue::QueueData;
+use kneelab_plot::replica::{ReplicaData, SeatKind};
+use kneelab_plot::tail::{TailCurve, TailData};
 use kneelab_plot::throughput::ThroughputData;
 use kneelab_plot::timeline::{RequestTrace, TimelineData};
-use kneelab_plot::{Style, goodput_slo, latency, limits, queue, throughput, timeline};
+use kneelab_plot::{DrawResult, Style, goodput_slo, latency, limits, queue, replica, tail, throughput, timeline};
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters_svg::SVGBackend;
 
@@ -21,6 +24,8 @@ pub enum Chart {
     Timeline(TimelineData),
     GoodputSlo(GoodputSloData),
     Limits(LimitsData),
+    Tail(TailData),
+    Replica(ReplicaData),
 }
 
 impl Chart {
@@ -32,6 +37,22 @@ impl Chart {
             Chart::Timeline(_) => "timeline",
             Chart::GoodputSlo(_) => "goodput_slo",
             Chart::Limits(_) => "limits",
+            Chart::Tail(_) => "tail",
+            Chart::Replica(_) => "replica",
+        }
+    }
+
+    /// Draws it on `area`.
+    pub fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>, style: &Style) -> DrawResult<DB> {
+        match self {
+            Chart::Latency(d) => latency::draw(area, d, style),
+            Chart::Throughput(d) => throughput::draw(area, d, style),
+            Chart::Queue(d) => queue::draw(area, d, style),
+            Chart::Timeline(d) => timeline::draw(area, d, style),
+            Chart::GoodputSlo(d) => goodput_slo::draw(area, d, style),
+            Chart::Limits(d) => limits::draw(area, d, style),
+            Chart::Tail(d) => tail::draw(area, d, style),
+            Chart::Replica(d) => replica::draw(area, d, style),
         }
     }
 }
@@ -43,15 +64,7 @@ pub fn svg(chart: &Chart, css: (u32, u32), style: Style) -> String {
     let mut out = String::new();
     {
         let area = SVGBackend::with_string(&mut out, size).into_drawing_area();
-        let result = match chart {
-            Chart::Latency(d) => latency::draw(&area, d, &style),
-            Chart::Throughput(d) => throughput::draw(&area, d, &style),
-            Chart::Queue(d) => queue::draw(&area, d, &style),
-            Chart::Timeline(d) => timeline::draw(&area, d, &style),
-            Chart::GoodputSlo(d) => goodput_slo::draw(&area, d, &style),
-            Chart::Limits(d) => limits::draw(&area, d, &style),
-        };
-        result.unwrap_or_else(|e| panic!("{} failed: {e:?}", chart.name()));
+        chart.draw(&area, &style).unwrap_or_else(|e| panic!("{} failed: {e:?}", chart.name()));
         area.present().unwrap();
     }
     out
@@ -181,6 +194,38 @@ pub fn limits_data() -> LimitsData {
     }
 }
 
+/// TTFT by percentile at 85% and 100%, and the slider's run at 90%.
+pub fn tail_data() -> TailData {
+    let grid = tail::percentile_grid();
+    let curve = |label: &str, median: f64, tail: f64| TailCurve {
+        label: label.into(),
+        seconds: grid.iter().map(|p| median + tail * tail::nines(*p).powi(2)).collect(),
+        percentiles: grid.clone(),
+    };
+    TailData {
+        metric_label: "TTFT".into(),
+        references: vec![curve("85%", 0.6, 0.35), curve("100%", 15.0, 2.2)],
+        current: Some(curve("now 90%", 1.0, 0.8)),
+        slo_s: Some(2.0),
+        y_max_s: Some(40.0),
+    }
+}
+
+/// A RAG replica at 85%: 41 of 64 seats taken (one prefilling), three waiting.
+pub fn replica_data() -> ReplicaData {
+    let mut seats = vec![SeatKind::Decode; 40];
+    seats.insert(7, SeatKind::Prefill);
+    ReplicaData {
+        max_num_seqs: 64,
+        seats,
+        waiting: 3,
+        budget_tokens: 2048,
+        decode_tokens: 40,
+        prefill_tokens: 2008,
+        kv_usage: 0.27,
+    }
+}
+
 pub fn all_charts() -> Vec<Chart> {
     vec![
         Chart::Latency(latency_data()),
@@ -189,5 +234,7 @@ pub fn all_charts() -> Vec<Chart> {
         Chart::Timeline(timeline_data()),
         Chart::GoodputSlo(goodput_slo_data()),
         Chart::Limits(limits_data()),
+        Chart::Tail(tail_data()),
+        Chart::Replica(replica_data()),
     ]
 }

@@ -1,0 +1,234 @@
+//! One replica during one engine step: the waiting queue, the `--max-num-seqs` seats (each
+//! decoding, prefilling, or free), the step's `--max-num-batched-tokens` budget split into decode
+//! tokens and prefill-chunk tokens, and the KV cache in use.
+//!
+//! Shape, not colour alone, tells the kinds apart: waiting requests are circles, prefilling
+//! seats are striped squares, decoding seats solid squares, free seats empty outlines; every
+//! part carries its vLLM name and count as text.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use crate::format::format_count as thousands;
+use crate::frame::{DrawResult, Frame, text_width};
+use crate::style::Style;
+
+/// What a seat is doing this step.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SeatKind {
+    /// Computing one token of output.
+    #[default]
+    Decode,
+    /// Computing a chunk of its prompt.
+    Prefill,
+    /// In the batch but not in this step (its turn comes when the budget allows).
+    Idle,
+}
+
+/// What the replica chart shows.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReplicaData {
+    /// `--max-num-seqs`: the seats drawn.
+    pub max_num_seqs: u32,
+    /// The running requests, one per taken seat.
+    pub seats: Vec<SeatKind>,
+    /// `num_requests_waiting`.
+    pub waiting: u32,
+    /// `--max-num-batched-tokens`.
+    pub budget_tokens: u32,
+    /// Decode tokens in this step.
+    pub decode_tokens: u32,
+    /// Prefill-chunk tokens in this step.
+    pub prefill_tokens: u32,
+    /// KV cache in use, 0-1.
+    pub kv_usage: f64,
+}
+
+/// The most seats drawn one by one; a larger cap is drawn as its first this many with a note.
+const MAX_SEATS_DRAWN: u32 = 256;
+
+/// Draws the replica chart.
+pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &ReplicaData, style: &Style) -> DrawResult<DB> {
+    let f = Frame::new(area, style);
+    let t = f.theme;
+    area.fill(&t.background)?;
+    let font = f.small_font();
+    let text = |s: &str, at: (i32, i32), h: HPos, v: VPos| {
+        area.draw(&Text::new(s.to_string(), at, f.text(font, t.text).pos(Pos::new(h, v))))
+    };
+    let (pad, gap) = (f.px(10.0), f.px(if f.narrow { 8.0 } else { 12.0 }));
+    let line = (font * 1.35).ceil() as i32;
+    let (left, right) = (pad, f.w - pad);
+    let width = (right - left).max(1);
+    let (decode, prefill, waiting_c) = (t.series.bluish_green, t.series.blue, t.series.orange);
+    let stroke = f.stroke(1.0);
+
+    // Legend: the four shapes and what they mean.
+    let mut y = pad;
+    let sw = f.px(10.0);
+    let mut x = left;
+    let items: [(&str, u8); 4] = [("waiting", 0), ("prefilling", 1), ("decoding", 2), ("free seat", 3)];
+    for (label, shape) in items {
+        let w = sw + f.px(5.0) + text_width(label, font) + f.px(14.0);
+        if x > left && x + w > right {
+            x = left;
+            y += line;
+        }
+        let (cx, cy) = (x + sw / 2, y + line / 2);
+        mark(area, &f, shape, (cx - sw / 2, cy - sw / 2), sw, [waiting_c, prefill, decode, t.grid])?;
+        text(label, (x + sw + f.px(5.0), cy), HPos::Left, VPos::Center)?;
+        x += w;
+    }
+    y += line + gap / 2;
+
+    // Seats in rows of 16; wide, the waiting queue sits to their left (a third of the width),
+    // narrow, above them. Circles and squares share one cell size.
+    let seats_drawn = data.max_num_seqs.min(MAX_SEATS_DRAWN);
+    let cols = 16.min(seats_drawn.max(1)) as i32;
+    let seat_rows = (seats_drawn as i32 + cols - 1) / cols;
+    let (queue_w, seats_x) = if f.narrow { (width, left) } else { (width / 3 - gap, left + width / 3) };
+    let seats_w = right - seats_x;
+    let cell = ((seats_w + f.px(2.0)) / cols).clamp(f.px(6.0), f.px(if f.narrow { 22.0 } else { 24.0 }));
+    let size = cell - f.px(2.0).max(1);
+    let marks = [waiting_c, prefill, decode, t.grid];
+
+    // The waiting queue: one circle per request, front first, as many as fit, then "+N".
+    text(&format!("num_requests_waiting {}", data.waiting), (left, y), HPos::Left, VPos::Top)?;
+    let queue_top = y + line;
+    let per_row = (queue_w / cell).max(1);
+    let queue_rows = if f.narrow { 2 } else { seat_rows.max(2) };
+    let room = (per_row * queue_rows - 1).max(1) as u32;
+    let shown = if data.waiting > room + 1 { room } else { data.waiting };
+    for i in 0..shown as i32 {
+        mark(area, &f, 0, (left + (i % per_row) * cell, queue_top + (i / per_row) * cell), size, marks)?;
+    }
+    if shown < data.waiting {
+        let i = shown as i32;
+        let at = (left + (i % per_row) * cell, queue_top + (i / per_row) * cell + size / 2);
+        text(&format!("+{}", data.waiting - shown), at, HPos::Left, VPos::Center)?;
+    }
+    if data.waiting == 0 {
+        text("(empty)", (left, queue_top + size / 2), HPos::Left, VPos::Center)?;
+    }
+    let slots = shown as i32 + i32::from(shown < data.waiting);
+    let queue_bottom = queue_top + ((slots + per_row - 1) / per_row).max(1) * cell;
+
+    // The seats.
+    let seats_top = if f.narrow { queue_bottom + gap } else { y };
+    let running = data.seats.len() as u32;
+    let label = if f.narrow || seats_w < text_width("num_requests_running 000 of --max-num-seqs 000", font) {
+        format!("num_requests_running {running} of {}", data.max_num_seqs)
+    } else {
+        format!("num_requests_running {running} of --max-num-seqs {}", data.max_num_seqs)
+    };
+    text(&label, (seats_x, seats_top), HPos::Left, VPos::Top)?;
+    let grid_top = seats_top + line;
+    for i in 0..seats_drawn {
+        let at = (seats_x + (i as i32 % cols) * cell, grid_top + (i as i32 / cols) * cell);
+        let shape = match data.seats.get(i as usize) {
+            Some(SeatKind::Prefill) => 1,
+            Some(SeatKind::Decode) => 2,
+            Some(SeatKind::Idle) => 4,
+            None => 3,
+        };
+        mark(area, &f, shape, at, size, marks)?;
+    }
+    y = (grid_top + seat_rows * cell).max(queue_bottom);
+    if seats_drawn < data.max_num_seqs {
+        text(&format!("(first {seats_drawn} of {} seats)", data.max_num_seqs), (seats_x, y), HPos::Left, VPos::Top)?;
+        y += line;
+    }
+    y += gap;
+
+    // The step's token budget.
+    let budget = data.budget_tokens.max(1);
+    let used = data.decode_tokens + data.prefill_tokens;
+    let label = if f.narrow {
+        format!(
+            "this step: {} decode + {} prefill of {}",
+            thousands(data.decode_tokens),
+            thousands(data.prefill_tokens),
+            thousands(budget)
+        )
+    } else {
+        format!(
+            "this step: {} decode tokens + {} prefill tokens of --max-num-batched-tokens {}",
+            thousands(data.decode_tokens),
+            thousands(data.prefill_tokens),
+            thousands(budget)
+        )
+    };
+    text(&label, (left, y), HPos::Left, VPos::Top)?;
+    y += line;
+    let bar_h = f.px(14.0);
+    let scale = |tokens: u32| (f64::from(tokens.min(budget)) / f64::from(budget) * f64::from(width)).round() as i32;
+    // A token or two of decode still gets a visible sliver.
+    let dw = if data.decode_tokens > 0 { scale(data.decode_tokens).max(f.px(2.0)) } else { 0 };
+    let pw = scale(used).max(dw) - dw;
+    area.draw(&Rectangle::new([(left, y), (left + dw, y + bar_h)], decode.filled()))?;
+    stripes(area, &f, (left + dw, y), (left + dw + pw, y + bar_h), prefill)?;
+    area.draw(&Rectangle::new([(left, y), (right, y + bar_h)], t.axis.stroke_width(stroke)))?;
+    y += bar_h + gap;
+
+    // The KV cache.
+    let kv = if data.kv_usage.is_finite() { data.kv_usage.clamp(0.0, 1.0) } else { 0.0 };
+    text(&format!("KV cache {:.0}% used (vllm:kv_cache_usage_perc)", kv * 100.0), (left, y), HPos::Left, VPos::Top)?;
+    y += line;
+    let kw = (kv * f64::from(width)).round() as i32;
+    area.draw(&Rectangle::new([(left, y), (left + kw, y + bar_h)], t.series.reddish_purple.mix(0.6).filled()))?;
+    area.draw(&Rectangle::new([(left, y), (right, y + bar_h)], t.axis.stroke_width(stroke)))?;
+    Ok(())
+}
+
+/// A filled box with diagonal white stripes: prefill, told apart from decode by shape.
+fn stripes<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    f: &Frame,
+    a: (i32, i32),
+    b: (i32, i32),
+    color: RGBColor,
+) -> DrawResult<DB> {
+    if b.0 <= a.0 || b.1 <= a.1 {
+        return Ok(());
+    }
+    area.draw(&Rectangle::new([a, b], color.filled()))?;
+    let step = f.px(5.0).max(3);
+    let h = b.1 - a.1;
+    let light = f.theme.background.stroke_width(f.stroke(1.25));
+    let mut x = a.0 - h;
+    while x < b.0 {
+        // From (x, bottom) up to (x + h, top), clipped to the box.
+        let (x0, y0) = if x < a.0 { (a.0, b.1 - (a.0 - x)) } else { (x, b.1) };
+        let (x1, y1) = if x + h > b.0 { (b.0, a.1 + (x + h - b.0)) } else { (x + h, a.1) };
+        if x1 > x0 {
+            area.draw(&PathElement::new(vec![(x0, y0), (x1, y1)], light))?;
+        }
+        x += step;
+    }
+    Ok(())
+}
+
+/// One mark `size` px square at `at` (top left): 0 a waiting circle, 1 a prefilling (striped)
+/// seat, 2 a decoding (solid) seat, 3 a free seat (outline), 4 a seat in the batch sitting this
+/// step out (outline with a dot).
+fn mark<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    f: &Frame,
+    shape: u8,
+    at: (i32, i32),
+    size: i32,
+    [waiting, prefill, decode, free]: [RGBColor; 4],
+) -> DrawResult<DB> {
+    let b = (at.0 + size, at.1 + size);
+    match shape {
+        0 => area.draw(&Circle::new((at.0 + size / 2, at.1 + size / 2), (size / 2).max(2), waiting.filled())),
+        1 => stripes(area, f, at, b, prefill),
+        2 => area.draw(&Rectangle::new([at, b], decode.filled())),
+        4 => {
+            area.draw(&Rectangle::new([at, b], decode.stroke_width(f.stroke(1.5))))?;
+            area.draw(&Circle::new((at.0 + size / 2, at.1 + size / 2), (size / 6).max(1), decode.filled()))
+        }
+        _ => area.draw(&Rectangle::new([at, b], free.stroke_width(f.stroke(1.0)))),
+    }
+}
