@@ -406,6 +406,13 @@ test('the page takes its settings from one schema (kneelab_sim::schema, written 
   // The worked example states the RAG SLOs from it.
   const rag = schema.workloads.find((w) => w.name === 'rag');
   await expect(page.locator('[data-live=rag_slo_tpot]')).toHaveText(`${rag.slo_tpot_ms} ms`);
+  // The premises the prose states are the schema's: the RAG prompt, the compared loads, the cap.
+  const pct = (x) => `${Math.round(x * 100)}%`;
+  await expect(page.locator('[data-step="1"] > p').first()).toContainText(`about ${rag.prompt_mean_tokens.toLocaleString('en-US')} tokens`);
+  await expect(page.locator('#step3-title')).toContainText(`from ${pct(schema.compare_loads[0])} to ${pct(schema.compare_loads[1])}`);
+  await expect(page.locator('[data-step="5"] > p').first()).toContainText(`--max-num-seqs ${schema.engine.max_num_seqs}`);
+  await expect(page.locator('#worked-fleet + p')).toContainText(`--max-num-seqs ${schema.engine.max_num_seqs}`);
+  expect(Number(await page.locator('#rag-load input:checked').getAttribute('value'))).toBe(schema.compare_loads[0]);
 });
 
 test('Step 3 draws TTFT by percentile at 85% and 100% on axes that stay put while the slider moves', async ({ page }) => {
