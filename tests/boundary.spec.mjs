@@ -98,3 +98,77 @@ test('wrong arguments from JS are errors naming them, and the Lab stays usable',
   expect(result.throughput).toBeGreaterThan(0);
   expect(result.metrics).toBeGreaterThan(100);
 });
+
+test('every error carries the path at fault and its kind, not only a message', async ({ page }) => {
+  const seen = await withWasm(page, (wasm) => {
+    const grab = (f) => {
+      try {
+        f();
+        return null;
+      } catch (e) {
+        return { path: e.path, kind: e.kind, message: e.message, isError: e instanceof Error };
+      }
+    };
+    const lab = new wasm.Lab();
+    const rows = {
+      range: grab(() => wasm.simulate({ engine: { max_num_seqs: 0 } })),
+      unknown: grab(() => wasm.simulate({ engine: { max_num_seq: 1 } })),
+      type: grab(() => wasm.simulate({ seed: 'x' })),
+      notObject: grab(() => wasm.simulate(5)),
+      load: grab(() => lab.setLoad(1e-9)),
+      order: grab(() => lab.runPoint()),
+      canvas: grab(() => lab.drawLatency('not a canvas', false)),
+      dark: grab(() => lab.drawLatency(document.createElement('canvas'), 'yes')),
+      size: grab(() => wasm.size('x')),
+      loads: grab(() => wasm.sweep({}, [0.5, null])),
+    };
+    lab.free();
+    return rows;
+  });
+  const want = {
+    range: ['engine.max_num_seqs', 'invalid'],
+    unknown: ['engine.max_num_seq', 'type'],
+    type: ['seed', 'type'],
+    notObject: ['config', 'type'],
+    load: ['load.offered_load', 'invalid'],
+    order: ['', 'state'],
+    canvas: ['canvas', 'type'],
+    dark: ['dark', 'type'],
+    size: ['size', 'type'],
+    loads: ['loads[1]', 'type'],
+  };
+  for (const [name, [path, kind]] of Object.entries(want)) {
+    const e = seen[name];
+    expect(e, name).not.toBeNull();
+    expect(e.isError, name).toBe(true);
+    expect([e.path, e.kind], name).toEqual([path, kind]);
+    // The message still reads on its own, starting with the path.
+    if (path) expect(e.message.startsWith(`${path}: `), `${name}: ${e.message}`).toBe(true);
+  }
+});
+
+test('the lab marks the control an engine error names, by its path', async ({ page }) => {
+  const lab = page.locator('knee-lab').first();
+  await lab.evaluate((el) => el.ready);
+  // [a state the engine rejects, the control whose alert must say so]
+  const rows = [
+    [{ maxNumSeqs: 0 }, 'max-num-seqs', 'engine.max_num_seqs'],
+    [{ maxNumBatchedTokens: 0 }, 'max-num-batched-tokens', 'engine.max_num_batched_tokens'],
+    [{ kvCacheTokens: 0 }, 'kv-cache-tokens', 'engine.kv_cache_tokens'],
+    [{ sloTtftMs: -5 }, 'slo-ttft-ms', 'slo.ttft_ms'],
+    [{ sloTpotMs: 0 }, 'slo-tpot-ms', 'slo.tpot_ms'],
+  ];
+  for (const [bad, control, path] of rows) {
+    const good = await lab.evaluate((el, keys) => Object.fromEntries(keys.map((k) => [k, el.state[k]])), Object.keys(bad));
+    await lab.evaluate((el, s) => {
+      el.state = s;
+    }, bad);
+    await expect(lab.locator(`#${control}-error`), JSON.stringify(bad)).toContainText(`${path}: `);
+    await expect(lab.locator('#general-error')).toHaveText('');
+    await lab.evaluate(async (el, s) => {
+      el.state = s;
+      await el.idle();
+    }, good);
+    await expect(lab.locator(`#${control}-error`)).toHaveText('');
+  }
+});

@@ -222,16 +222,21 @@ const LISTS = {
   metrics: { all: Object.keys(METRIC_LABELS), fallback: DEFAULT_METRICS },
 };
 
-/** Which control shows the error for a config field. */
-const FIELD_CONTROL = [
-  [/^slo\.ttft_ms/, 'slo-ttft-ms'],
-  [/^slo\.tpot_ms/, 'slo-tpot-ms'],
-  [/^slo\.knee/, 'knee-rule'],
-  [/^engine\.max_num_seqs/, 'max-num-seqs'],
-  [/^engine\.max_num_batched_tokens/, 'max-num-batched-tokens'],
-  [/^engine\.kv_cache_tokens/, 'kv-cache-tokens'],
-  [/^load\./, 'offered-load'],
-];
+/**
+ * Which control shows an error from the simulator, by the config path the error carries
+ * (`err.path`; every error the wasm module throws has one, see `kneelab-web`'s `Fault`).
+ */
+const FIELD_CONTROL = new Map([
+  ['slo.ttft_ms', 'slo-ttft-ms'],
+  ['slo.tpot_ms', 'slo-tpot-ms'],
+  ['slo.knee', 'knee-rule'],
+  ['engine.max_num_seqs', 'max-num-seqs'],
+  ['engine.max_num_batched_tokens', 'max-num-batched-tokens'],
+  ['engine.kv_cache_tokens', 'kv-cache-tokens'],
+  ['load.offered_load', 'offered-load'],
+  ['load.think_time_s', 'offered-load'],
+  ['load.users', 'offered-load'],
+]);
 
 const darkQuery = matchMedia('(prefers-color-scheme: dark)');
 const yieldTask = (() => {
@@ -686,7 +691,7 @@ export class KneeLab extends HTMLElement {
       this.#lab.setLoad(this.#state.load);
     } catch (err) {
       if (this.#crashed(err)) return;
-      this.#showError(err.message);
+      this.#showError(err);
       this.#settleStart();
       return;
     }
@@ -703,7 +708,7 @@ export class KneeLab extends HTMLElement {
       this.#lab.setLoad(load);
     } catch (err) {
       if (this.#crashed(err)) return;
-      this.#showError(err.message);
+      this.#showError(err);
       return;
     }
     this.#clearError('offered-load');
@@ -854,7 +859,7 @@ export class KneeLab extends HTMLElement {
         this.#sweeping = false;
         this.#restartNote = '';
         this.#setStatus('');
-        this.#showError(err.message);
+        this.#showError(err);
         this.#settle();
         return;
       }
@@ -889,7 +894,7 @@ export class KneeLab extends HTMLElement {
       }
     } catch (err) {
       if (this.#crashed(err)) return;
-      this.#showError(err.message);
+      this.#showError(err);
       return;
     }
     this.#showReadouts();
@@ -935,7 +940,7 @@ export class KneeLab extends HTMLElement {
         draw[panel]();
       } catch (err) {
         if (this.#crashed(err)) return false;
-        this.#showError(err.message);
+        this.#showError(err);
       }
     }
     this.#describeCharts();
@@ -1152,9 +1157,9 @@ export class KneeLab extends HTMLElement {
     status.dataset.kind = kind;
   }
 
-  #showError(message) {
-    const match = FIELD_CONTROL.find(([re]) => re.test(message));
-    this.#setError(match ? match[1] : 'general', message);
+  /** Shows a simulator error beside the control its `path` names (the general alert otherwise). */
+  #showError(err) {
+    this.#setError(FIELD_CONTROL.get(err?.path) ?? 'general', err?.message ?? String(err));
   }
 
   #setError(id, message) {

@@ -12,33 +12,89 @@
 
 use kneelab_sim::{Config, ConfigError};
 use serde::Serialize;
-use wasm_bindgen::{JsCast, JsError, JsValue};
+use wasm_bindgen::{JsCast, JsValue};
 use web_sys::HtmlCanvasElement;
+
+/// What went wrong, for the page to act on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A value the core rejects (out of range, inconsistent).
+    Invalid,
+    /// A value of the wrong type or shape, or a field the schema does not have.
+    Type,
+    /// A call out of order (a method before `setConfig`).
+    State,
+    /// Drawing or converting a result failed.
+    Internal,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Invalid => "invalid",
+            Kind::Type => "type",
+            Kind::State => "state",
+            Kind::Internal => "internal",
+        }
+    }
+}
+
+/// Every error the module throws: a JS `Error` whose `path` names the field at fault (a config
+/// path such as `engine.max_num_seqs`, an argument such as `canvas`, or empty), whose `kind` is
+/// one of `invalid`, `type`, `state`, `internal`, and whose message starts with the path. Made
+/// at once, so a `Result` carries only the handle (as `JsError` does).
+#[derive(Debug)]
+pub struct Fault(JsValue);
+
+impl Fault {
+    /// A fault of `kind` at `path`; the message says what is wrong and what is allowed.
+    #[inline(never)]
+    pub fn new(path: &str, kind: Kind, message: impl AsRef<str>) -> Fault {
+        let message = message.as_ref();
+        let text = if path.is_empty() { message.to_string() } else { format!("{path}: {message}") };
+        let error = js_sys::Error::new(&text);
+        // Setting a data property on a fresh Error cannot fail.
+        let _ = js_sys::Reflect::set(&error, &"path".into(), &path.into());
+        let _ = js_sys::Reflect::set(&error, &"kind".into(), &kind.name().into());
+        Fault(error.into())
+    }
+
+    /// A fault of no field (a call out of order, a failed conversion).
+    pub fn general(kind: Kind, message: impl AsRef<str>) -> Fault {
+        Fault::new("", kind, message)
+    }
+}
+
+impl From<Fault> for JsValue {
+    fn from(f: Fault) -> JsValue {
+        f.0
+    }
+}
 
 const CONFIG_SHAPE: &str = "an object ({ engine, cost, workload, load, slo, run })";
 
 /// Parses (without validating) a config given as a JS object, naming the field of any error.
-pub fn config(value: &JsValue) -> Result<Config, JsError> {
+pub fn config(value: &JsValue) -> Result<Config, Fault> {
     if !value.is_object() {
-        return Err(JsError::new(&format!("config: expected {CONFIG_SHAPE}, got {}", describe(value))));
+        return Err(Fault::new("config", Kind::Type, format!("expected {CONFIG_SHAPE}, got {}", describe(value))));
     }
     let copy = plain(value, "config")?;
     if !copy.is_object() || js_sys::Array::is_array(&copy) {
         let got = if copy.is_object() { "an array".to_string() } else { describe(&copy) };
-        return Err(JsError::new(&format!("config: expected {CONFIG_SHAPE}, got {got}")));
+        return Err(Fault::new("config", Kind::Type, format!("expected {CONFIG_SHAPE}, got {got}")));
     }
     let config: Config = serde_path_to_error::deserialize(serde_wasm_bindgen::Deserializer::from(copy.clone()))
         .map_err(|e| {
             let at = value_at(&copy, e.path());
             let path = e.path().to_string();
             let message = readable(&e.into_inner().to_string(), &at);
-            JsError::new(&if path == "." { format!("config: {message}") } else { format!("{path}: {message}") })
+            Fault::new(if path == "." { "config" } else { &path }, Kind::Type, message)
         })?;
     // The fields the schema read, as the config serialises: a key of the copy that is not among
     // them is one the schema does not have.
     let known = config
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible().serialize_large_number_types_as_bigints(true))
-        .map_err(|e| JsError::new(&format!("config: could not be checked: {e}")))?;
+        .map_err(|e| Fault::new("config", Kind::Internal, format!("could not be checked: {e}")))?;
     unknown_fields(&copy, &known, "")?;
     Ok(config)
 }
@@ -77,7 +133,7 @@ fn readable(message: &str, value: &JsValue) -> String {
 
 /// Fails on the first key of `given` (a plain copy) that `known` lacks, naming its path. A `null`
 /// value is an absent field, as in JSON.
-fn unknown_fields(given: &JsValue, known: &JsValue, prefix: &str) -> Result<(), JsError> {
+fn unknown_fields(given: &JsValue, known: &JsValue, prefix: &str) -> Result<(), Fault> {
     let given_object: &js_sys::Object = given.unchecked_ref();
     for key in js_sys::Object::keys(given_object).iter() {
         let name = key.as_string().unwrap_or_default();
@@ -88,7 +144,7 @@ fn unknown_fields(given: &JsValue, known: &JsValue, prefix: &str) -> Result<(), 
         let path = format!("{prefix}{name}");
         let expected = js_sys::Reflect::get(known, &key).unwrap_or(JsValue::UNDEFINED);
         if expected.is_undefined() {
-            return Err(JsError::new(&format!("{path}: unknown field `{name}`")));
+            return Err(Fault::new(&path, Kind::Type, format!("unknown field `{name}`")));
         }
         if value.is_object() && !js_sys::Array::is_array(&value) && expected.is_object() {
             unknown_fields(&value, &expected, &format!("{path}."))?;
@@ -99,48 +155,51 @@ fn unknown_fields(given: &JsValue, known: &JsValue, prefix: &str) -> Result<(), 
 
 /// A plain-data copy of an object or array: `JSON.parse(JSON.stringify(value))`, whatever the
 /// value's getters, proxies or `toJSON` throw reported as an error naming `name`.
-fn plain(value: &JsValue, name: &str) -> Result<JsValue, JsError> {
-    let unreadable = |e: JsValue| JsError::new(&format!("{name}: could not be read as JSON: {}", message_of(&e)));
+fn plain(value: &JsValue, name: &str) -> Result<JsValue, Fault> {
+    let unreadable =
+        |e: JsValue| Fault::new(name, Kind::Type, format!("could not be read as JSON: {}", message_of(&e)));
     let text = js_sys::JSON::stringify(value).map_err(unreadable)?;
     // `JSON.stringify` gives `undefined` for values it cannot write (a toJSON returning one).
     if !JsValue::from(text.clone()).is_string() {
-        return Err(JsError::new(&format!("{name}: could not be read as JSON")));
+        return Err(Fault::new(name, Kind::Type, "could not be read as JSON"));
     }
     js_sys::JSON::parse(&String::from(text)).map_err(unreadable)
 }
 
-/// A core error as a JS `Error` whose message starts with the field path.
-pub fn core(e: ConfigError) -> JsError {
-    JsError::new(&e.to_string())
+/// A core error (a value the core rejects) as a [`Fault`] on its field.
+pub fn core(e: ConfigError) -> Fault {
+    Fault::new(&e.path, Kind::Invalid, e.message)
 }
 
 /// A finite number, or an error naming `name`.
-pub fn number(value: &JsValue, name: &str) -> Result<f64, JsError> {
+pub fn number(value: &JsValue, name: &str) -> Result<f64, Fault> {
     match value.as_f64() {
         Some(v) if v.is_finite() => Ok(v),
-        Some(_) => Err(JsError::new(&format!("{name}: expected a finite number, got {}", describe(value)))),
-        None => Err(JsError::new(&format!("{name}: expected a number, got {}", describe(value)))),
+        Some(_) => Err(Fault::new(name, Kind::Type, format!("expected a finite number, got {}", describe(value)))),
+        None => Err(Fault::new(name, Kind::Type, format!("expected a number, got {}", describe(value)))),
     }
 }
 
 /// `undefined`/`null` as `None`, else a finite number.
-pub fn optional_number(value: &JsValue, name: &str) -> Result<Option<f64>, JsError> {
+pub fn optional_number(value: &JsValue, name: &str) -> Result<Option<f64>, Fault> {
     if value.is_undefined() || value.is_null() { Ok(None) } else { number(value, name).map(Some) }
 }
 
 /// A boolean (only `true` or `false`), or an error naming `name`.
-fn boolean(value: &JsValue, name: &str) -> Result<bool, JsError> {
-    value.as_bool().ok_or_else(|| JsError::new(&format!("{name}: expected true or false, got {}", describe(value))))
+fn boolean(value: &JsValue, name: &str) -> Result<bool, Fault> {
+    value
+        .as_bool()
+        .ok_or_else(|| Fault::new(name, Kind::Type, format!("expected true or false, got {}", describe(value))))
 }
 
 /// A string, or an error naming `name`.
-pub fn string(value: &JsValue, name: &str) -> Result<String, JsError> {
-    value.as_string().ok_or_else(|| JsError::new(&format!("{name}: expected a string, got {}", describe(value))))
+pub fn string(value: &JsValue, name: &str) -> Result<String, Fault> {
+    value.as_string().ok_or_else(|| Fault::new(name, Kind::Type, format!("expected a string, got {}", describe(value))))
 }
 
 /// An array of finite numbers (at most `max` of them), or an error naming `name` and the index.
-pub fn numbers(value: &JsValue, name: &str, max: usize) -> Result<Vec<f64>, JsError> {
-    let not_an_array = |got: String| JsError::new(&format!("{name}: expected an array of numbers, got {got}"));
+pub fn numbers(value: &JsValue, name: &str, max: usize) -> Result<Vec<f64>, Fault> {
+    let not_an_array = |got: String| Fault::new(name, Kind::Type, format!("expected an array of numbers, got {got}"));
     if !value.is_object() {
         return Err(not_an_array(describe(value)));
     }
@@ -151,29 +210,24 @@ pub fn numbers(value: &JsValue, name: &str, max: usize) -> Result<Vec<f64>, JsEr
     let array: &js_sys::Array = copy.unchecked_ref();
     let len = array.length() as usize;
     if len > max {
-        return Err(JsError::new(&format!("{name}: at most {max} values, got {len}")));
+        return Err(Fault::new(name, Kind::Invalid, format!("at most {max} values, got {len}")));
     }
     // JSON writes NaN and the infinities as null.
     (0..len)
         .map(|i| {
             let v = array.get(i as u32);
             let name = format!("{name}[{i}]");
-            if v.is_null() {
-                Err(JsError::new(&format!("{name}: expected a finite number")))
-            } else {
-                number(&v, &name)
-            }
+            if v.is_null() { Err(Fault::new(&name, Kind::Type, "expected a finite number")) } else { number(&v, &name) }
         })
         .collect()
 }
 
 /// The arguments of every `draw*` method: a `<canvas>` element and the dark-mode flag, or an
 /// error naming the one that is wrong.
-pub fn draw_target(canvas: &JsValue, dark: &JsValue) -> Result<(HtmlCanvasElement, bool), JsError> {
-    let element = canvas
-        .dyn_ref::<HtmlCanvasElement>()
-        .cloned()
-        .ok_or_else(|| JsError::new(&format!("canvas: expected a <canvas> element, got {}", describe(canvas))))?;
+pub fn draw_target(canvas: &JsValue, dark: &JsValue) -> Result<(HtmlCanvasElement, bool), Fault> {
+    let element = canvas.dyn_ref::<HtmlCanvasElement>().cloned().ok_or_else(|| {
+        Fault::new("canvas", Kind::Type, format!("expected a <canvas> element, got {}", describe(canvas)))
+    })?;
     Ok((element, boolean(dark, "dark")?))
 }
 

@@ -6,8 +6,9 @@ use kneelab_plot::plotters::prelude::*;
 use kneelab_plot::{DrawResult, Style, format_percent, latency, queue, replica, tail, throughput, timeline};
 use kneelab_sim::{QueuePoint, Snapshot, Sweep, Trace};
 use plotters_canvas::CanvasBackend;
-use wasm_bindgen::JsError;
 use web_sys::HtmlCanvasElement;
+
+use crate::boundary::{Fault, Kind};
 
 /// Sizes `canvas`'s backing store to its CSS size times the device pixel ratio (plotters does not
 /// do HiDPI), then draws with `f`. Returns `false` without drawing when the canvas is not laid out.
@@ -15,7 +16,7 @@ pub fn draw_on(
     canvas: &HtmlCanvasElement,
     dark: bool,
     f: impl FnOnce(&DrawingArea<CanvasBackend, Shift>, &Style) -> DrawResult<CanvasBackend>,
-) -> Result<bool, JsError> {
+) -> Result<bool, Fault> {
     let (css_w, css_h) = (canvas.client_width(), canvas.client_height());
     if css_w <= 0 || css_h <= 0 {
         return Ok(false);
@@ -30,11 +31,11 @@ pub fn draw_on(
         canvas.set_height(h);
     }
     let backend = CanvasBackend::with_canvas_object(canvas.clone())
-        .ok_or_else(|| JsError::new("the canvas has no 2D context"))?;
+        .ok_or_else(|| Fault::new("canvas", Kind::Internal, "the canvas has no 2D context"))?;
     let area = backend.into_drawing_area();
     let style = if dark { Style::dark(dpr) } else { Style::light(dpr) };
-    f(&area, &style).map_err(|e| JsError::new(&format!("drawing failed: {e}")))?;
-    area.present().map_err(|e| JsError::new(&format!("drawing failed: {e}")))?;
+    f(&area, &style).map_err(|e| Fault::general(Kind::Internal, format!("drawing failed: {e}")))?;
+    area.present().map_err(|e| Fault::general(Kind::Internal, format!("drawing failed: {e}")))?;
     Ok(true)
 }
 

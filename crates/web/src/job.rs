@@ -5,7 +5,7 @@ use kneelab_sim::sweep::{DEFAULT_ATTAINMENT_TARGET, SweepRun};
 use kneelab_sim::{Config, Slo};
 use wasm_bindgen::prelude::*;
 
-use crate::boundary::{self, core as js_error};
+use crate::boundary::{self, Fault, Kind, core as js_error};
 use crate::to_js;
 
 /// The same result as `sweep(config, loads)`, computed by repeated `step()` calls.
@@ -20,7 +20,7 @@ pub struct SweepJob {
 impl SweepJob {
     /// Validates `config` (throws an `Error` naming the field) and the loads; runs nothing yet.
     #[wasm_bindgen(constructor)]
-    pub fn new(config: JsValue, loads: JsValue) -> Result<SweepJob, JsError> {
+    pub fn new(config: JsValue, loads: JsValue) -> Result<SweepJob, Fault> {
         let mut config = boundary::config(&config)?;
         let loads = boundary::numbers(&loads, "loads", kneelab_sim::sweep::MAX_LOADS)?;
         // The sweep supplies the load; a config may leave the rate out.
@@ -33,7 +33,7 @@ impl SweepJob {
     }
 
     /// Does one slice (measuring capacity, or one load point); returns whether more remains.
-    pub fn step(&mut self) -> Result<bool, JsError> {
+    pub fn step(&mut self) -> Result<bool, Fault> {
         match &mut self.run {
             None => {
                 self.run = Some(SweepRun::new(&self.config, &self.loads, None).map_err(js_error)?);
@@ -44,8 +44,8 @@ impl SweepJob {
     }
 
     /// The sweep (the CLI's `sweep` JSON); complete once `step()` has returned false.
-    pub fn result(&self) -> Result<JsValue, JsError> {
-        let run = self.run.as_ref().ok_or_else(|| JsError::new("call step() first"))?;
+    pub fn result(&self) -> Result<JsValue, Fault> {
+        let run = self.run.as_ref().ok_or_else(|| Fault::general(Kind::State, "call step() first"))?;
         let slo = Slo { ttft_s: self.config.slo.ttft_ms / 1e3, tpot_s: self.config.slo.tpot_ms / 1e3 };
         to_js(&run.assemble(slo, self.config.slo.knee, DEFAULT_ATTAINMENT_TARGET))
     }

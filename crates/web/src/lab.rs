@@ -12,7 +12,7 @@ use kneelab_sim::{
 };
 use wasm_bindgen::prelude::*;
 
-use crate::boundary::{self, core as js_error};
+use crate::boundary::{self, Fault, Kind, core as js_error};
 use crate::charts::{self, Marker};
 use crate::readouts::{self, PointView};
 use crate::to_js;
@@ -81,7 +81,7 @@ impl Lab {
     /// the think time; the offered load comes from `setLoad`. Throws an `Error` naming the field
     /// on bad input, and then keeps the previous config.
     #[wasm_bindgen(js_name = setConfig)]
-    pub fn set_config(&mut self, config: JsValue) -> Result<(), JsError> {
+    pub fn set_config(&mut self, config: JsValue) -> Result<(), Fault> {
         let mut config = boundary::config(&config)?;
         config.load = LoadConfig { offered_load: Some(1.0), rate_rps: None, users: None, ..config.load };
         config.validate().map_err(js_error)?;
@@ -106,7 +106,7 @@ impl Lab {
     /// Sets the offered load as a fraction of capacity (0 = no traffic; otherwise within the
     /// core's range, so a vanishing load is an error naming the field, not an endless run).
     #[wasm_bindgen(js_name = setLoad)]
-    pub fn set_load(&mut self, load: JsValue) -> Result<(), JsError> {
+    pub fn set_load(&mut self, load: JsValue) -> Result<(), Fault> {
         let load = boundary::number(&load, "load.offered_load")?;
         if load != 0.0 {
             kneelab_sim::scenario::check_offered_load("load.offered_load", load).map_err(js_error)?;
@@ -124,7 +124,7 @@ impl Lab {
     /// Does one slice of sweep work (measuring capacity, or one load point) and returns whether
     /// more remains, so the page can interleave the sweep with input.
     #[wasm_bindgen(js_name = sweepStep)]
-    pub fn sweep_step(&mut self) -> Result<bool, JsError> {
+    pub fn sweep_step(&mut self) -> Result<bool, Fault> {
         if self.curve().is_none() {
             self.start_curve()?;
             return Ok(true);
@@ -141,7 +141,7 @@ impl Lab {
 
     /// `{done, total}` load points of the current mode's sweep.
     #[wasm_bindgen(js_name = sweepProgress)]
-    pub fn sweep_progress(&self) -> Result<JsValue, JsError> {
+    pub fn sweep_progress(&self) -> Result<JsValue, Fault> {
         #[derive(serde::Serialize)]
         struct Progress {
             done: usize,
@@ -152,12 +152,13 @@ impl Lab {
 
     /// Runs the slider's load (measuring capacity first if needed) and returns the readouts.
     #[wasm_bindgen(js_name = runPoint)]
-    pub fn run_point(&mut self) -> Result<JsValue, JsError> {
+    pub fn run_point(&mut self) -> Result<JsValue, Fault> {
         if self.capacity.is_none() {
             self.start_curve()?;
         }
-        let config = self.config.as_ref().ok_or_else(|| JsError::new("setConfig first"))?;
-        let capacity = self.capacity.ok_or_else(|| JsError::new("the capacity could not be measured"))?;
+        let config = self.config.as_ref().ok_or_else(|| Fault::general(Kind::State, "setConfig first"))?;
+        let capacity =
+            self.capacity.ok_or_else(|| Fault::general(Kind::Internal, "the capacity could not be measured"))?;
         if self.load <= 0.0 {
             self.point = None;
             return self.readouts();
@@ -184,7 +185,7 @@ impl Lab {
     }
 
     /// Every live number, keyed by `data-metric` name, in the Summary's units (`null` if unknown).
-    pub fn readouts(&mut self) -> Result<JsValue, JsError> {
+    pub fn readouts(&mut self) -> Result<JsValue, Fault> {
         let slo = self.slo();
         self.sweep(); // fills the cache, read below alongside the point
         let sweep = self.assembled.as_ref();
@@ -210,7 +211,7 @@ impl Lab {
 
     /// The current mode's sweep so far (the CLI's `sweep` JSON), judged under the current SLOs.
     #[wasm_bindgen(js_name = sweepResult)]
-    pub fn sweep_result(&mut self) -> Result<JsValue, JsError> {
+    pub fn sweep_result(&mut self) -> Result<JsValue, Fault> {
         match self.sweep() {
             Some(s) => to_js(s),
             None => Ok(JsValue::NULL),
@@ -219,14 +220,14 @@ impl Lab {
 
     /// The current run as vLLM's `/metrics` would show it (Prometheus text).
     #[wasm_bindgen(js_name = metricsText)]
-    pub fn metrics_text(&self, model_name: JsValue) -> Result<String, JsError> {
+    pub fn metrics_text(&self, model_name: JsValue) -> Result<String, Fault> {
         let model_name = boundary::string(&model_name, "model_name")?;
         Ok(self.current_point().map(|p| exposition::prometheus_text(&p.outcome, &model_name)).unwrap_or_default())
     }
 
     /// Draws TTFT p50/p99 against load; returns false if the canvas is not laid out.
     #[wasm_bindgen(js_name = drawLatency)]
-    pub fn draw_latency(&mut self, canvas: JsValue, dark: JsValue) -> Result<bool, JsError> {
+    pub fn draw_latency(&mut self, canvas: JsValue, dark: JsValue) -> Result<bool, Fault> {
         let (canvas, dark) = boundary::draw_target(&canvas, &dark)?;
         let (marker, slo, rule) = (self.marker(), self.slo(), self.knee_rule());
         // In a closed loop, the open loop's finished curve stays in view for comparison.
@@ -246,7 +247,7 @@ impl Lab {
 
     /// Draws throughput and goodput against load.
     #[wasm_bindgen(js_name = drawThroughput)]
-    pub fn draw_throughput(&mut self, canvas: JsValue, dark: JsValue) -> Result<bool, JsError> {
+    pub fn draw_throughput(&mut self, canvas: JsValue, dark: JsValue) -> Result<bool, Fault> {
         let (canvas, dark) = boundary::draw_target(&canvas, &dark)?;
         let marker = self.marker();
         let data = charts::throughput_data(self.sweep(), marker);
@@ -256,16 +257,16 @@ impl Lab {
     /// Draws the latency chart on a log axis (`true`) or a linear one from 0 (`false`, the
     /// default: the tear away from p50 is an absolute one).
     #[wasm_bindgen(js_name = setLatencyLog)]
-    pub fn set_latency_log(&mut self, log: JsValue) -> Result<(), JsError> {
-        self.latency_log = log
-            .as_bool()
-            .ok_or_else(|| JsError::new(&format!("log: expected true or false, got {}", boundary::describe(&log))))?;
+    pub fn set_latency_log(&mut self, log: JsValue) -> Result<(), Fault> {
+        self.latency_log = log.as_bool().ok_or_else(|| {
+            Fault::new("log", Kind::Type, format!("expected true or false, got {}", boundary::describe(&log)))
+        })?;
         Ok(())
     }
 
     /// Draws the replica's limits and its measured saturation.
     #[wasm_bindgen(js_name = drawLimits)]
-    pub fn draw_limits(&mut self, canvas: JsValue, dark: JsValue) -> Result<bool, JsError> {
+    pub fn draw_limits(&mut self, canvas: JsValue, dark: JsValue) -> Result<bool, Fault> {
         let (canvas, dark) = boundary::draw_target(&canvas, &dark)?;
         let data = charts::limits_data(self.sweep());
         charts::draw_on(&canvas, dark, |area, style| kneelab_plot::limits::draw(area, &data, style))
@@ -274,7 +275,7 @@ impl Lab {
     /// Draws TTFT by percentile at the lesson's two compared loads (`schema::COMPARE_LOADS`, from
     /// the sweep) and at the slider's, on axes that stay put while the slider moves.
     #[wasm_bindgen(js_name = drawTail)]
-    pub fn draw_tail(&self, canvas: JsValue, dark: JsValue) -> Result<bool, JsError> {
+    pub fn draw_tail(&self, canvas: JsValue, dark: JsValue) -> Result<bool, Fault> {
         let (canvas, dark) = boundary::draw_target(&canvas, &dark)?;
         let outcomes = self.curve().map(SweepRun::outcomes).unwrap_or_default();
         let references: Vec<(f64, &[f64])> = kneelab_sim::schema::COMPARE_LOADS
@@ -291,7 +292,7 @@ impl Lab {
 
     /// Draws `num_requests_running` and `num_requests_waiting` over the current run.
     #[wasm_bindgen(js_name = drawQueue)]
-    pub fn draw_queue(&self, canvas: JsValue, dark: JsValue) -> Result<bool, JsError> {
+    pub fn draw_queue(&self, canvas: JsValue, dark: JsValue) -> Result<bool, Fault> {
         let (canvas, dark) = boundary::draw_target(&canvas, &dark)?;
         let seqs = self.config.as_ref().map_or(0, |c| c.engine.max_num_seqs);
         let data = match self.current_point() {
@@ -303,7 +304,7 @@ impl Lab {
 
     /// Draws the two clocks: a few requests' queue wait, prefill and token drip.
     #[wasm_bindgen(js_name = drawTimeline)]
-    pub fn draw_timeline(&self, canvas: JsValue, dark: JsValue) -> Result<bool, JsError> {
+    pub fn draw_timeline(&self, canvas: JsValue, dark: JsValue) -> Result<bool, Fault> {
         let (canvas, dark) = boundary::draw_target(&canvas, &dark)?;
         let data = self
             .current_point()
@@ -314,7 +315,7 @@ impl Lab {
 
     /// Draws goodput against the TTFT SLO at the current load (TPOT SLO held).
     #[wasm_bindgen(js_name = drawGoodputSlo)]
-    pub fn draw_goodput_slo(&self, canvas: JsValue, dark: JsValue) -> Result<bool, JsError> {
+    pub fn draw_goodput_slo(&self, canvas: JsValue, dark: JsValue) -> Result<bool, Fault> {
         let (canvas, dark) = boundary::draw_target(&canvas, &dark)?;
         let slo = self.slo();
         let mut data = kneelab_plot::goodput_slo::GoodputSloData::default();
@@ -334,8 +335,8 @@ impl Lab {
 }
 
 impl Lab {
-    fn mode(&self) -> Result<LoadMode, JsError> {
-        self.config.as_ref().map(|c| c.load.mode).ok_or_else(|| JsError::new("setConfig first"))
+    fn mode(&self) -> Result<LoadMode, Fault> {
+        self.config.as_ref().map(|c| c.load.mode).ok_or_else(|| Fault::general(Kind::State, "setConfig first"))
     }
 
     fn knee_rule(&self) -> KneeRule {
@@ -356,8 +357,8 @@ impl Lab {
     }
 
     /// Starts the current mode's sweep, measuring the capacity if it is not known.
-    fn start_curve(&mut self) -> Result<(), JsError> {
-        let config = self.config.as_ref().ok_or_else(|| JsError::new("setConfig first"))?;
+    fn start_curve(&mut self) -> Result<(), Fault> {
+        let config = self.config.as_ref().ok_or_else(|| Fault::general(Kind::State, "setConfig first"))?;
         let run = SweepRun::new(config, &self.loads, self.capacity).map_err(js_error)?;
         self.capacity = Some(run.capacity());
         match config.load.mode {

@@ -9,6 +9,8 @@ use kneelab_sim::sweep::{self, SweepOptions};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
+use crate::boundary::{Fault, Kind};
+
 mod boundary;
 mod charts;
 mod job;
@@ -34,7 +36,7 @@ pub fn version() -> String {
 
 /// Runs one config (the CLI's `kneelab run`) and returns its Summary.
 #[wasm_bindgen]
-pub fn simulate(config: JsValue) -> Result<JsValue, JsError> {
+pub fn simulate(config: JsValue) -> Result<JsValue, Fault> {
     let config = boundary::config(&config)?;
     config.validate().map_err(boundary::core)?;
     to_js(&kneelab_sim::simulate(&config).map_err(boundary::core)?)
@@ -42,7 +44,7 @@ pub fn simulate(config: JsValue) -> Result<JsValue, JsError> {
 
 /// Sweeps offered load (the CLI's `kneelab sweep`); `loads` defaults to 0.1, 0.15, ..., 1.2.
 #[wasm_bindgen]
-pub fn sweep(config: JsValue, loads: JsValue) -> Result<JsValue, JsError> {
+pub fn sweep(config: JsValue, loads: JsValue) -> Result<JsValue, Fault> {
     let config = boundary::config(&config)?;
     let loads = if loads.is_undefined() || loads.is_null() {
         sweep::load_grid(0.1, 1.2, 0.05).map_err(boundary::core)?
@@ -55,13 +57,14 @@ pub fn sweep(config: JsValue, loads: JsValue) -> Result<JsValue, JsError> {
 /// Little's Law sizing (the CLI's `kneelab size`): `{max_num_seqs, batch_s, peak_qps,
 /// knee_qps?, saturation_qps?}`, the W being the time in the batch.
 #[wasm_bindgen]
-pub fn size(input: JsValue) -> Result<JsValue, JsError> {
+pub fn size(input: JsValue) -> Result<JsValue, Fault> {
     let get = |name: &str| js_sys::Reflect::get(&input, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
     if !input.is_object() {
-        return Err(JsError::new(&format!(
-            "size: expected an object {{max_num_seqs, batch_s, peak_qps}}, got {}",
-            boundary::describe(&input)
-        )));
+        return Err(Fault::new(
+            "size",
+            Kind::Type,
+            format!("expected an object {{max_num_seqs, batch_s, peak_qps}}, got {}", boundary::describe(&input)),
+        ));
     }
     let sizing = kneelab_sim::size(&kneelab_sim::SizeInput {
         max_num_seqs: boundary::number(&get("max_num_seqs"), "max_num_seqs")?,
@@ -81,10 +84,10 @@ pub fn crash_for_test() {
 }
 
 /// Serialises to plain JS objects (maps as objects, `None` as `null`), like the CLI's JSON.
-pub(crate) fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
+pub(crate) fn to_js<T: Serialize>(value: &T) -> Result<JsValue, Fault> {
     value
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| JsError::new(&format!("could not convert a result: {e}")))
+        .map_err(|e| Fault::general(Kind::Internal, format!("could not convert a result: {e}")))
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 use kneelab_sim::{Options, Scenario, Simulation, Snapshot};
 use wasm_bindgen::prelude::*;
 
-use crate::boundary;
+use crate::boundary::{self, Fault, Kind};
 use crate::charts;
 use crate::to_js;
 
@@ -20,7 +20,7 @@ impl ReplicaView {
     /// Runs `config` (the CLI's JSON schema) and keeps one step from the middle of its measured
     /// requests. Throws an `Error` naming the field on bad input.
     #[wasm_bindgen(constructor)]
-    pub fn new(config: JsValue) -> Result<ReplicaView, JsError> {
+    pub fn new(config: JsValue) -> Result<ReplicaView, Fault> {
         let config = boundary::config(&config)?;
         let scenario = Scenario::new(&config).map_err(boundary::core)?;
         let middle = scenario.warmup + scenario.requests.saturating_sub(scenario.warmup) / 2;
@@ -33,20 +33,21 @@ impl ReplicaView {
                 break;
             }
         }
-        let snapshot =
-            snapshot.ok_or_else(|| JsError::new("no step carried a prefill chunk after the middle of the run"))?;
+        let snapshot = snapshot.ok_or_else(|| {
+            Fault::general(Kind::Internal, "no step carried a prefill chunk after the middle of the run")
+        })?;
         Ok(ReplicaView { snapshot })
     }
 
     /// The step as data: `{t_s, max_num_seqs, max_num_batched_tokens, kv_blocks,
     /// kv_blocks_used, seats: [{id, prompt, output, emitted, step_tokens, prefill}], waiting,
     /// waiting_s, decode_tokens, prefill_tokens}`.
-    pub fn snapshot(&self) -> Result<JsValue, JsError> {
+    pub fn snapshot(&self) -> Result<JsValue, Fault> {
         to_js(&self.snapshot)
     }
 
     /// Draws it on `canvas` (dark colours if `dark`).
-    pub fn draw(&self, canvas: JsValue, dark: JsValue) -> Result<bool, JsError> {
+    pub fn draw(&self, canvas: JsValue, dark: JsValue) -> Result<bool, Fault> {
         let (canvas, dark) = boundary::draw_target(&canvas, &dark)?;
         let data = charts::replica_data(&self.snapshot);
         charts::draw_on(&canvas, dark, |area, style| kneelab_plot::replica::draw(area, &data, style))
