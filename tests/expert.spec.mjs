@@ -1,5 +1,6 @@
 // What a vLLM engineer checks first (issue "Right for an expert"): Little's Law applied part by
 // part, the replica's limits with the binding one named from the engine, and vLLM's names.
+import fs from 'node:fs';
 import path from 'node:path';
 import { test, expect, inkedPixels, openPage, setLab } from './helpers.mjs';
 
@@ -504,4 +505,47 @@ test('the hero shows one engine step of the lesson’s replica, drawn by the eng
   const light = await canvas.evaluate((c) => c.getContext('2d').getImageData(2, 2, 1, 1).data.join());
   await page.emulateMedia({ colorScheme: 'dark' });
   await expect.poll(() => canvas.evaluate((c) => c.getContext('2d').getImageData(2, 2, 1, 1).data.join())).not.toBe(light);
+});
+
+test('one readout registry: every number a lab reports is registered, and every name the page uses is a readout or the lesson’s own', async ({ page }) => {
+  const www = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'www');
+  await openPage(page, '/lab.html');
+  const schema = await page.evaluate(async () => (await import('/pkg/kneelab_schema.js')).default);
+  const registered = new Set(schema.readouts.map((r) => r.name));
+  const labelled = new Set(schema.readouts.filter((r) => r.label).map((r) => r.name));
+  // What the lab reports, in both load modes, is exactly the registry.
+  const lab = page.locator('knee-lab').first();
+  const reported = new Set();
+  for (const mode of ['open', 'closed']) {
+    const keys = await lab.evaluate(async (el, mode) => {
+      await el.ready;
+      el.state = { mode };
+      await el.idle();
+      return Object.keys(el.readouts);
+    }, mode);
+    keys.forEach((k) => reported.add(k));
+  }
+  expect([...reported].filter((k) => !registered.has(k)), 'reported but not registered').toEqual([]);
+  expect([...registered].filter((k) => !reported.has(k)), 'registered but never reported').toEqual([]);
+  // Every `metrics` list the lesson gives a lab names labelled readouts only.
+  const sources = [
+    fs.readFileSync(path.join(www, 'index.html'), 'utf8'),
+    ...fs.readdirSync(path.join(www, 'js', 'lesson')).map((f) => fs.readFileSync(path.join(www, 'js', 'lesson', f), 'utf8')),
+  ];
+  const lists = sources.flatMap((src) => [...src.matchAll(/metrics(?:=|: )["']([a-z0-9_ ]+)["']/g)].map((m) => m[1]));
+  expect(lists.length).toBeGreaterThan(4);
+  const unknown = lists.flatMap((l) => l.split(/\s+/).filter(Boolean)).filter((n) => !labelled.has(n));
+  expect(unknown, 'metrics names that are not labelled readouts').toEqual([]);
+  // Every data-metric in the page is a readout, or a number the lesson's code fills itself.
+  const lessonCode = sources.slice(1).join('\n');
+  const names = [...new Set([...sources[0].matchAll(/data-metric="([a-z0-9_]+)"/g)].map((m) => m[1]))];
+  expect(names.length).toBeGreaterThan(10);
+  const orphans = names.filter((n) => !registered.has(n) && !new RegExp(`\\b${n}\\b`).test(lessonCode));
+  expect(orphans, 'data-metric names neither registered nor filled by the lesson').toEqual([]);
+  // Each readout formats by its registered unit.
+  const text = await page.evaluate(async () => {
+    const { formatMetric } = await import('/js/format.js');
+    return [formatMetric('slo_attainment', 0.9), formatMetric('users', 12.4), formatMetric('ttft_p99_over_p50', 3.14), formatMetric('littles_l', 3.14)];
+  });
+  expect(text).toEqual(['90%', '12', '3.1×', '3.1']);
 });

@@ -1,6 +1,8 @@
 // People-friendly text for the engine's numbers. The numbers themselves (data-value) stay in the
 // Summary's units: seconds, requests per second, fractions, counts.
 
+import SCHEMA from '../pkg/kneelab_schema.js';
+
 /** "45 µs", "850 ms", "1.24 s", "12.3 s", "3.2 min". */
 export function formatSeconds(s) {
   if (s == null || Number.isNaN(s)) return '—';
@@ -27,51 +29,30 @@ export function formatRate(rps) {
   return `${rps < 10 ? rps.toFixed(2) : rps < 100 ? rps.toFixed(1) : Math.round(rps)} req/s`;
 }
 
-const PERCENT = new Set([
-  'slo_attainment',
-  'kv_cache_usage',
-  'load',
-  'offered_load',
-  'knee_load',
-  'saturation_load',
-  'littles_rel_error',
-  'littles_batch_rel_error',
-  'knee_slo_attainment',
-  'attainment_target',
-  'prefill_step_share',
-  'ttft_p99_crossing_load',
-  'tpot_p99_crossing_load',
-]);
-const COUNT = new Set([
-  'num_preemptions',
-  'users',
-  'requests_completed',
-  'num_requests_running_now',
-  'num_requests_waiting_now',
-  'sweep_points',
-  'waiting_window_max',
-]);
-const MEAN_COUNT = new Set([
-  'num_requests_running',
-  'num_requests_waiting',
-  'littles_l',
-  'littles_batch_l',
-  'knee_running',
-  'saturation_running',
-  'waiting_window_mean',
-  'waiting_window_first_half',
-  'waiting_window_second_half',
-]);
+/** Each readout's unit, from the schema's registry (`kneelab_sim::schema::READOUTS`). */
+const UNITS = new Map(SCHEMA.readouts.map((r) => [r.name, r.unit]));
 
 /** Formats a readout by its name's unit. */
 export function formatMetric(name, value) {
   if (value == null || Number.isNaN(value)) return '—';
-  if (PERCENT.has(name)) return formatPercent(value);
-  if (COUNT.has(name)) return Math.round(value).toLocaleString('en-US');
-  if (MEAN_COUNT.has(name)) return value < 10 ? value.toFixed(1) : Math.round(value).toLocaleString('en-US');
-  if (name === 'ttft_p99_over_p50') return `${value < 10 ? value.toFixed(1) : Math.round(value)}×`;
-  if (name === 'output_tokens_per_s' || name === 'limit_prefill_tokens_per_s') return `${Math.round(value).toLocaleString('en-US')} tok/s`;
-  if (name.endsWith('_rps')) return formatRate(value);
-  if (name.endsWith('_s') || /_(mean|p50|p90|p99)$/.test(name)) return formatSeconds(value);
-  return String(value);
+  // Names outside the registry (the lesson's own) read by their suffix.
+  const unit = UNITS.get(name) ?? (name.endsWith('_rps') ? 'rate' : /(_s|_(mean|p50|p90|p99))$/.test(name) ? 'seconds' : null);
+  switch (unit) {
+    case 'percent':
+      return formatPercent(value);
+    case 'count':
+      return Math.round(value).toLocaleString('en-US');
+    case 'mean_count':
+      return value < 10 ? value.toFixed(1) : Math.round(value).toLocaleString('en-US');
+    case 'ratio':
+      return `${value < 10 ? value.toFixed(1) : Math.round(value)}×`;
+    case 'tokens_per_second':
+      return `${Math.round(value).toLocaleString('en-US')} tok/s`;
+    case 'rate':
+      return formatRate(value);
+    case 'seconds':
+      return formatSeconds(value);
+    default:
+      return String(value);
+  }
 }

@@ -60,53 +60,12 @@ export const KV_CACHE_TOKENS = SCHEMA.options.kv_cache_tokens;
 const ALL_PANELS = ['latency', 'throughput', 'queue', 'timeline', 'goodput', 'limits', 'tail'];
 const DEFAULT_PANELS = ['latency', 'throughput', 'queue'];
 const ALL_CONTROLS = ['load', 'mode', 'engine', 'slo', 'knee', 'model'];
-/** Labels of the readouts a lab can show (`metrics` attribute); the first ten are the default. */
-export const METRIC_LABELS = {
-  ttft_p50: 'TTFT p50',
-  ttft_p99: 'TTFT p99',
-  tpot_p99: 'TPOT p99',
-  e2e_p99: 'E2E p99',
-  throughput_rps: 'Throughput',
-  goodput_rps: 'Goodput',
-  slo_attainment: 'Met both SLOs',
-  num_requests_running: 'num_requests_running',
-  num_requests_waiting: 'num_requests_waiting',
-  capacity_rps: 'Capacity',
-  ttft_mean: 'TTFT mean',
-  ttft_p90: 'TTFT p90',
-  tpot_p50: 'TPOT p50',
-  itl_p99: 'ITL p99',
-  e2e_mean: 'E2E mean',
-  queue_p99: 'Queue wait p99',
-  output_tokens_per_s: 'Output tokens/s',
-  kv_cache_usage: 'KV cache used',
-  ttft_p99_over_p50: 'TTFT p99 / p50',
-  num_preemptions: 'Preemptions',
-  users: 'Users',
-  offered_rps: 'Offered rate',
-  arrival_rate_rps: 'Arrivals drawn',
-  knee_load: 'Knee',
-  knee_rps: 'Throughput at the knee',
-  saturation_rps: 'Saturation throughput',
-  distserve_goodput_rps: 'DistServe goodput',
-  littles_l: 'L (in flight)',
-  littles_w_s: 'W (mean E2E)',
-  littles_batch_l: 'L (running)',
-  littles_batch_w_s: 'W (time in the batch)',
-  batch_mean: 'Time in the batch',
-  littles_lambda_rps: 'λ (completions/s)',
-  base_latency_s: 'Unloaded latency',
-  open_same_ttft_p99: 'Open loop TTFT p99, same throughput',
-  open_same_ttft_p50: 'Open loop TTFT p50, same throughput',
-  open_same_rps: 'Open loop rate, same throughput',
-  queue_p50: 'Queue wait p50',
-  queue_mean: 'Queue wait mean',
-  tpot_mean: 'TPOT mean',
-  itl_p50: 'ITL p50',
-  num_requests_running_now: 'Running at scrape',
-  num_requests_waiting_now: 'Waiting at scrape',
-};
-const DEFAULT_METRICS = Object.keys(METRIC_LABELS).slice(0, 10);
+/**
+ * Labels of the readouts a lab can show (`metrics` attribute), from the schema's readout
+ * registry (`kneelab_sim::schema::READOUTS`); the first `default_metrics` are the default.
+ */
+export const METRIC_LABELS = Object.fromEntries(SCHEMA.readouts.filter((r) => r.label).map((r) => [r.name, r.label]));
+const DEFAULT_METRICS = Object.keys(METRIC_LABELS).slice(0, SCHEMA.default_metrics);
 
 /** The state every lab starts from; attributes override it. */
 export const DEFAULT_STATE = SCHEMA.defaults;

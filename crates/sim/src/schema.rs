@@ -195,6 +195,144 @@ pub struct Defaults {
     pub latency_scale: &'static str,
 }
 
+/// How a readout's value reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// A duration in seconds.
+    Seconds,
+    /// Requests per second.
+    Rate,
+    /// A fraction, shown as a percentage.
+    Percent,
+    /// A whole number of things.
+    Count,
+    /// A time-averaged number of things (one decimal below 10).
+    MeanCount,
+    /// A ratio of two values, shown with "×".
+    Ratio,
+    /// Tokens per second.
+    TokensPerSecond,
+    /// 1 or 0.
+    Flag,
+}
+
+/// One of the lab's live numbers: its name (the key in `readouts`, a `data-metric` name), how
+/// it reads, and the label the readouts panel gives it (`None`: not offered there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Readout {
+    /// The name.
+    pub name: &'static str,
+    /// How its value reads.
+    pub unit: Unit,
+    /// The readouts panel's label, if the panel offers it.
+    pub label: Option<&'static str>,
+}
+
+const fn readout(name: &'static str, unit: Unit, label: Option<&'static str>) -> Readout {
+    Readout { name, unit, label }
+}
+
+/// Every readout a lab reports, once; the panel offers the labelled ones in this order.
+pub const READOUTS: &[Readout] = &[
+    readout("ttft_p50", Unit::Seconds, Some("TTFT p50")),
+    readout("ttft_p99", Unit::Seconds, Some("TTFT p99")),
+    readout("tpot_p99", Unit::Seconds, Some("TPOT p99")),
+    readout("e2e_p99", Unit::Seconds, Some("E2E p99")),
+    readout("throughput_rps", Unit::Rate, Some("Throughput")),
+    readout("goodput_rps", Unit::Rate, Some("Goodput")),
+    readout("slo_attainment", Unit::Percent, Some("Met both SLOs")),
+    readout("num_requests_running", Unit::MeanCount, Some("num_requests_running")),
+    readout("num_requests_waiting", Unit::MeanCount, Some("num_requests_waiting")),
+    readout("capacity_rps", Unit::Rate, Some("Capacity")),
+    readout("ttft_mean", Unit::Seconds, Some("TTFT mean")),
+    readout("ttft_p90", Unit::Seconds, Some("TTFT p90")),
+    readout("tpot_p50", Unit::Seconds, Some("TPOT p50")),
+    readout("itl_p99", Unit::Seconds, Some("ITL p99")),
+    readout("e2e_mean", Unit::Seconds, Some("E2E mean")),
+    readout("queue_p99", Unit::Seconds, Some("Queue wait p99")),
+    readout("output_tokens_per_s", Unit::TokensPerSecond, Some("Output tokens/s")),
+    readout("kv_cache_usage", Unit::Percent, Some("KV cache used")),
+    readout("ttft_p99_over_p50", Unit::Ratio, Some("TTFT p99 / p50")),
+    readout("num_preemptions", Unit::Count, Some("Preemptions")),
+    readout("users", Unit::Count, Some("Users")),
+    readout("offered_rps", Unit::Rate, Some("Offered rate")),
+    readout("arrival_rate_rps", Unit::Rate, Some("Arrivals drawn")),
+    readout("knee_load", Unit::Percent, Some("Knee")),
+    readout("knee_rps", Unit::Rate, Some("Throughput at the knee")),
+    readout("saturation_rps", Unit::Rate, Some("Saturation throughput")),
+    readout("distserve_goodput_rps", Unit::Rate, Some("DistServe goodput")),
+    readout("littles_l", Unit::MeanCount, Some("L (in flight)")),
+    readout("littles_w_s", Unit::Seconds, Some("W (mean E2E)")),
+    readout("littles_batch_l", Unit::MeanCount, Some("L (running)")),
+    readout("littles_batch_w_s", Unit::Seconds, Some("W (time in the batch)")),
+    readout("batch_mean", Unit::Seconds, Some("Time in the batch")),
+    readout("littles_lambda_rps", Unit::Rate, Some("λ (completions/s)")),
+    readout("base_latency_s", Unit::Seconds, Some("Unloaded latency")),
+    readout("open_same_ttft_p99", Unit::Seconds, Some("Open loop TTFT p99, same throughput")),
+    readout("open_same_ttft_p50", Unit::Seconds, Some("Open loop TTFT p50, same throughput")),
+    readout("open_same_rps", Unit::Rate, Some("Open loop rate, same throughput")),
+    readout("queue_p50", Unit::Seconds, Some("Queue wait p50")),
+    readout("queue_mean", Unit::Seconds, Some("Queue wait mean")),
+    readout("tpot_mean", Unit::Seconds, Some("TPOT mean")),
+    readout("itl_p50", Unit::Seconds, Some("ITL p50")),
+    readout("num_requests_running_now", Unit::Count, Some("Running at scrape")),
+    readout("num_requests_waiting_now", Unit::Count, Some("Waiting at scrape")),
+    readout("attainment_target", Unit::Percent, None),
+    readout("batch_p50", Unit::Seconds, None),
+    readout("batch_p90", Unit::Seconds, None),
+    readout("batch_p99", Unit::Seconds, None),
+    readout("decode_step_s", Unit::Seconds, None),
+    readout("duration_s", Unit::Seconds, None),
+    readout("e2e_p50", Unit::Seconds, None),
+    readout("e2e_p90", Unit::Seconds, None),
+    readout("itl_mean", Unit::Seconds, None),
+    readout("itl_p90", Unit::Seconds, None),
+    readout("knee_batch_s", Unit::Seconds, None),
+    readout("knee_beyond_sweep", Unit::Flag, None),
+    readout("knee_e2e_s", Unit::Seconds, None),
+    readout("knee_goodput_rps", Unit::Rate, None),
+    readout("knee_running", Unit::MeanCount, None),
+    readout("knee_slo_attainment", Unit::Percent, None),
+    readout("knee_tpot_p99_s", Unit::Seconds, None),
+    readout("knee_ttft_p99_s", Unit::Seconds, None),
+    readout("limit_kv_cache_rps", Unit::Rate, None),
+    readout("limit_prefill_rps", Unit::Rate, None),
+    readout("limit_prefill_tokens_per_s", Unit::TokensPerSecond, None),
+    readout("limit_rps", Unit::Rate, None),
+    readout("limit_seq_cap_batch_s", Unit::Seconds, None),
+    readout("limit_seq_cap_rps", Unit::Rate, None),
+    readout("littles_batch_rel_error", Unit::Percent, None),
+    readout("littles_rel_error", Unit::Percent, None),
+    readout("load", Unit::Percent, None),
+    readout("offered_load", Unit::Percent, None),
+    readout("prefill_step_s", Unit::Seconds, None),
+    readout("prefill_step_share", Unit::Percent, None),
+    readout("queue_p90", Unit::Seconds, None),
+    readout("requests_completed", Unit::Count, None),
+    readout("saturation_batch_s", Unit::Seconds, None),
+    readout("saturation_e2e_s", Unit::Seconds, None),
+    readout("saturation_load", Unit::Percent, None),
+    readout("saturation_running", Unit::MeanCount, None),
+    readout("slo_tpot_s", Unit::Seconds, None),
+    readout("slo_ttft_s", Unit::Seconds, None),
+    readout("sweep_points", Unit::Count, None),
+    readout("timeline_first_id", Unit::Count, None),
+    readout("timeline_wait_mean_s", Unit::Seconds, None),
+    readout("tpot_p90", Unit::Seconds, None),
+    readout("tpot_p99_crossing_load", Unit::Percent, None),
+    readout("truncated", Unit::Flag, None),
+    readout("ttft_p99_crossing_load", Unit::Percent, None),
+    readout("waiting_window_first_half", Unit::MeanCount, None),
+    readout("waiting_window_max", Unit::Count, None),
+    readout("waiting_window_mean", Unit::MeanCount, None),
+    readout("waiting_window_s", Unit::Seconds, None),
+    readout("waiting_window_second_half", Unit::MeanCount, None),
+];
+
+/// The readouts a lab shows when its `metrics` attribute is absent.
+pub const DEFAULT_METRICS: usize = 10;
+
 /// Everything the page needs to know about settings, exported once.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Schema {
@@ -220,6 +358,10 @@ pub struct Schema {
     pub warmup_fraction: f64,
     /// The state a lab starts from.
     pub defaults: Defaults,
+    /// Every readout a lab reports: name, unit, label.
+    pub readouts: &'static [Readout],
+    /// How many of the labelled readouts, in order, a lab shows by default.
+    pub default_metrics: usize,
 }
 
 /// The two loads the lesson compares: just below the knee, and capacity.
@@ -293,6 +435,8 @@ pub fn schema() -> Schema {
             latency_scale: "linear",
         },
         engine,
+        readouts: READOUTS,
+        default_metrics: DEFAULT_METRICS,
     }
 }
 
@@ -337,6 +481,21 @@ mod tests {
         assert_eq!(s.loads.len(), 24);
         assert_eq!(s.loads[16], 0.85);
         assert_eq!(s.options.knee_rules[0].label, "90% meet both SLOs");
+    }
+
+    #[test]
+    fn readouts_are_named_once_and_the_default_ones_are_labelled() {
+        let mut names: Vec<_> = READOUTS.iter().map(|r| r.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), READOUTS.len(), "a readout is registered twice");
+        assert!(READOUTS[..DEFAULT_METRICS].iter().all(|r| r.label.is_some()));
+        // The suffix says the unit where there is one.
+        for r in READOUTS {
+            if r.name.ends_with("_rps") {
+                assert_eq!(r.unit, Unit::Rate, "{}", r.name);
+            }
+        }
     }
 
     #[test]
