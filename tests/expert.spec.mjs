@@ -549,3 +549,18 @@ test('one readout registry: every number a lab reports is registered, and every 
   });
   expect(text).toEqual(['90%', '12', '3.1×', '3.1']);
 });
+
+test('a step’s answer and its lab are content: changing the HTML changes the verdict and the lab', async ({ page }) => {
+  await openPage(page);
+  // An author's edit, as the page would be served with it.
+  await page.evaluate(() => {
+    const step = document.querySelector('[data-step="1"]');
+    step.querySelector('fieldset').dataset.correct = 'network';
+    step.querySelector('template[data-lab]').content.querySelector('knee-lab').setAttribute('panels', 'queue');
+  });
+  const lab = await revealStep(page, 1, 'network');
+  await expect(page.locator('[data-step="1"] [data-verdict]')).toHaveAttribute('data-correct', 'true');
+  await expect(page.locator('[data-step="1"] label.is-correct input')).toHaveAttribute('value', 'network');
+  await expect(lab.locator('#chart-queue')).toBeVisible();
+  await expect(lab.locator('#chart-timeline')).toBeHidden();
+});

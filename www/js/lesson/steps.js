@@ -26,11 +26,13 @@ import { BASE_ENGINE, sweepCached, workloadConfig } from './sweeps.js';
 /** The two loads the lesson compares: just below the knee, and capacity. */
 const [BELOW, FULL] = SCHEMA.compare_loads;
 
-/** Per step: the right answer, the lab that proves it, and the live numbers it quotes. */
+/**
+ * Per step: the live numbers it quotes. The right answer (`data-correct` on its fieldset) and the
+ * lab that proves it (a `<knee-lab>` in its `<template data-lab>`) are in the HTML, so an author
+ * changes either without touching this file.
+ */
 const STEPS = {
   1: {
-    correct: 'prefill',
-    lab: { panels: 'timeline', controls: 'load', load: BELOW, metrics: 'ttft_p50 ttft_p99 queue_p99' },
     values: (r) => ({
       load: formatPercent(r.load),
       ttft_p50: formatSeconds(r.ttft_p50),
@@ -40,13 +42,6 @@ const STEPS = {
     }),
   },
   2: {
-    correct: 'decode',
-    lab: {
-      panels: 'timeline',
-      controls: 'load engine',
-      load: 0.6,
-      metrics: 'tpot_p50 tpot_p99 itl_p99 num_requests_running',
-    },
     values: (r) => ({
       load: formatPercent(r.load),
       tpot_p50: formatSeconds(r.tpot_p50),
@@ -56,8 +51,6 @@ const STEPS = {
     }),
   },
   3: {
-    correct: 'knee',
-    lab: { panels: 'tail', controls: 'load', load: BELOW, metrics: 'throughput_rps ttft_p50 ttft_p99 slo_attainment' },
     sweepValues: (sweep, r) => {
       const a = pointAt(sweep, BELOW);
       const b = pointAt(sweep, FULL);
@@ -78,8 +71,6 @@ const STEPS = {
     },
   },
   4: {
-    correct: 'collapse',
-    lab: { panels: 'throughput', controls: 'load', load: 1.05, metrics: 'throughput_rps goodput_rps slo_attainment' },
     sweepValues: (sweep) => {
       const knee = sweep.knee ? pointAt(sweep, sweep.knee.offered_load) : null;
       const high = pointAt(sweep, 1.1);
@@ -94,13 +85,6 @@ const STEPS = {
   },
   5: {
     numeric: true,
-    lab: {
-      workload: 'chat',
-      panels: 'queue',
-      controls: 'load',
-      load: 0.85,
-      metrics: 'littles_batch_l littles_lambda_rps littles_batch_w_s littles_l littles_w_s knee_rps',
-    },
     values: (r) => ({
       load: formatPercent(r.load),
       littles_l: formatNumber(r.littles_l, 1),
@@ -210,8 +194,8 @@ function setupStep(article, spec, wasm, lab) {
           `${qpsRight ? 'the QPS is right' : 'the QPS is off'}, ${replicasRight ? 'the replica count is right' : 'the replica count is off'}. ` +
           'Working it through is what makes it stick.';
     } else {
-      right = g.value === spec.correct;
-      const correctInput = fieldset.querySelector(`input[value="${spec.correct}"]`);
+      right = g.value === fieldset.dataset.correct;
+      const correctInput = fieldset.querySelector(`input[value="${fieldset.dataset.correct}"]`);
       correctInput.closest('label').classList.add('is-correct');
       text = right
         ? `Right. You predicted “${labelOf(g)}”.`
@@ -223,7 +207,7 @@ function setupStep(article, spec, wasm, lab) {
     body.focus({ preventScroll: true });
     again.hidden = false;
     // The lab stays across tries: it is the same experiment.
-    if (!body.querySelector('knee-lab')) showPicture(body, spec);
+    if (!body.querySelector('knee-lab')) showPicture(article, body, spec);
   });
 
   // After a reveal the reader may clear the guess and predict again (the answer folds away).
@@ -250,9 +234,10 @@ function setupStep(article, spec, wasm, lab) {
   });
 }
 
-/** Makes the step's lab and keeps its sentence filled from the lab's numbers. */
-function showPicture(body, spec) {
-  const lab = createLab(body.querySelector('.picture'), { workload: 'rag', ...spec.lab });
+/** Makes the step's lab from its template and keeps its sentence filled from the lab's numbers. */
+function showPicture(article, body, spec) {
+  const template = article.querySelector('template[data-lab]').content.querySelector('knee-lab');
+  const lab = createLab(body.querySelector('.picture'), Object.fromEntries([...template.attributes].map((a) => [a.name, a.value])));
   let sweptFor = null;
   let jumpedToKnee = false;
   onUpdate(lab, ({ readouts, state, sweepDone }) => {
