@@ -2,32 +2,25 @@
 // Summary's units: seconds, requests per second, fractions, counts.
 
 import SCHEMA from '../pkg/kneelab_schema.js';
+import { kneelabNow } from './wasm.js';
 
-/** "45 µs", "850 ms", "1.24 s", "12.3 s", "3.2 min". */
-export function formatSeconds(s) {
-  if (s == null || Number.isNaN(s)) return '—';
-  if (!Number.isFinite(s)) return '∞';
-  const a = Math.abs(s);
-  if (a === 0) return '0 s';
-  if (a < 1e-3) return `${(s * 1e6).toPrecision(2).replace(/\.?0+$/, '')} µs`;
-  if (a < 1) return `${Math.round(s * 1e3)} ms`;
-  if (a < 10) return `${s.toFixed(2)} s`;
-  if (a < 120) return `${s.toFixed(1)} s`;
-  return `${(s / 60).toFixed(1)} min`;
-}
+// Durations, percentages and rates are written by the engine's own formatter (kneelab-plot's,
+// through the wasm module), the one the charts use: a chart's "SLO 2 s" and the sentence beside
+// it read alike. Until the module is up there is nothing to format, so a dash stands in.
+const viaEngine = (name) => (v) => {
+  if (v == null || Number.isNaN(v)) return '—';
+  const wasm = kneelabNow();
+  return wasm ? wasm[name](v) : '—';
+};
+
+/** "45 µs", "850 ms", "1.2 s", "12 s", "1234 s". */
+export const formatSeconds = viaEngine('formatSeconds');
 
 /** 0.853 -> "85%", 0.0042 -> "0.4%". */
-export function formatPercent(fraction) {
-  if (fraction == null || !Number.isFinite(fraction)) return '—';
-  const p = fraction * 100;
-  return `${Math.abs(p) < 10 && p !== Math.round(p) ? p.toFixed(1) : Math.round(p)}%`;
-}
+export const formatPercent = viaEngine('formatPercent');
 
-/** Requests per second with sensible precision. */
-export function formatRate(rps) {
-  if (rps == null || !Number.isFinite(rps)) return '—';
-  return `${rps < 10 ? rps.toFixed(2) : rps < 100 ? rps.toFixed(1) : Math.round(rps)} req/s`;
-}
+/** Requests per second with sensible precision: "4.25 req/s", "13.7 req/s". */
+export const formatRate = viaEngine('formatRate');
 
 /** Each readout's unit, from the schema's registry (`kneelab_sim::schema::READOUTS`). */
 const UNITS = new Map(SCHEMA.readouts.map((r) => [r.name, r.unit]));

@@ -26,6 +26,11 @@ export function kneelabGeneration() {
   return generation;
 }
 
+/** The current instance's exports (the glue's namespace), or null while none is loaded. */
+export function kneelabNow() {
+  return current?.wasm ?? null;
+}
+
 /** Bytes of linear memory the current instance holds (0 while none is loaded). */
 export function kneelabMemoryBytes() {
   return current?.exports.memory?.buffer.byteLength ?? 0;

@@ -34,6 +34,25 @@ pub fn version() -> String {
     format!("kneelab {}", env!("CARGO_PKG_VERSION"))
 }
 
+/// A duration in seconds as the charts write it ("850 ms", "1.2 s"): the page's text uses the
+/// same formatter, so a chart's "SLO 2 s" and the sentence beside it agree.
+#[wasm_bindgen(js_name = formatSeconds)]
+pub fn format_seconds(s: f64) -> String {
+    kneelab_plot::format_seconds(s)
+}
+
+/// A fraction as a percentage, as the charts write it ("85%", "0.5%").
+#[wasm_bindgen(js_name = formatPercent)]
+pub fn format_percent(fraction: f64) -> String {
+    kneelab_plot::format_percent(fraction)
+}
+
+/// Requests per second, as the charts write them ("4.25 req/s").
+#[wasm_bindgen(js_name = formatRate)]
+pub fn format_rate(rps: f64) -> String {
+    kneelab_plot::format_rate(rps)
+}
+
 /// Runs one config (the CLI's `kneelab run`) and returns its Summary.
 #[wasm_bindgen]
 pub fn simulate(config: JsValue) -> Result<JsValue, Fault> {
