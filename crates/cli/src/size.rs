@@ -162,17 +162,12 @@ fn from_config(args: &SizeArgs, path: &std::path::Path) -> Result<Report, CliErr
     let at = |load: f64| result.points.iter().find(|p| p.offered_load == load).map(|p| &p.summary);
     let (knee_e2e_mean_s, knee_running_mean) =
         at(knee.offered_load).map_or((f64::NAN, f64::NAN), |s| (s.e2e_s.mean, s.num_requests_running_mean));
-    let (saturation_batch_s, saturation_running_mean) =
-        at(saturation.offered_load).map_or((f64::NAN, f64::NAN), |s| (s.batch_s.mean, s.num_requests_running_mean));
-    let max_num_seqs = f64::from(loaded.config.engine.max_num_seqs);
-    let sizing = kneelab_sim::size(&SizeInput {
-        max_num_seqs,
-        batch_s: saturation_batch_s,
-        peak_qps: args.peak_qps,
-        knee_qps: Some(knee.throughput_rps),
-        saturation_qps: Some(saturation.throughput_rps),
-    })
-    .map_err(|e: ConfigError| CliError::input(format!("{source}: cannot size from this sweep: {e}")))?;
+    let saturation_running_mean = at(saturation.offered_load).map_or(f64::NAN, |s| s.num_requests_running_mean);
+    let basis = result
+        .sizing
+        .ok_or_else(|| CliError::input(format!("{source}: the sweep has no saturation point to size by")))?;
+    let sizing = kneelab_sim::size(&basis.input(f64::from(loaded.config.engine.max_num_seqs), args.peak_qps))
+        .map_err(|e: ConfigError| CliError::input(format!("{source}: cannot size from this sweep: {e}")))?;
     Ok(Report {
         provision_replicas: provision(&sizing),
         sizing,
@@ -185,7 +180,7 @@ fn from_config(args: &SizeArgs, path: &std::path::Path) -> Result<Report, CliErr
             knee_e2e_mean_s,
             knee_running_mean,
             saturation,
-            saturation_batch_s,
+            saturation_batch_s: sizing.batch_s,
             saturation_running_mean,
             limits: result.limits,
         }),

@@ -57,7 +57,7 @@ pub use limits::{Limit, LimitKind, Limits, limits};
 pub use recorder::{QueuePoint, Seat, Snapshot, Trace};
 pub use scenario::{Load, Scenario, Slo};
 pub use simulation::{Options, Simulation};
-pub use sizing::{SizeInput, Sizing, size};
+pub use sizing::{SizeInput, Sizing, SizingBasis, size};
 pub use stats::Stat;
 pub use summary::{
     FinalState, Goodput, LittlesLaw, Outcome, RequestSamples, STEADY_MAX_LITTLE_ERROR, STEADY_MIN_KEEP_UP,

@@ -31,29 +31,15 @@ pub struct Workload {
     pub slo_ttft_ms: f64,
     /// Time per output token a user of this workload accepts.
     pub slo_tpot_ms: f64,
-    /// Why those SLOs.
-    pub why: &'static str,
 }
 
 /// Chat: a person waits for the answer to start, then reads it as it streams.
-pub const CHAT: Workload = Workload {
-    name: "chat",
-    preset: WorkloadPreset::Chat,
-    label: "Chat",
-    slo_ttft_ms: 500.0,
-    slo_tpot_ms: 50.0,
-    why: "a person watches the answer start and reads it as it streams",
-};
+pub const CHAT: Workload =
+    Workload { name: "chat", preset: WorkloadPreset::Chat, label: "Chat", slo_ttft_ms: 500.0, slo_tpot_ms: 50.0 };
 
 /// RAG: thousands of retrieved tokens in, a short answer out.
-pub const RAG: Workload = Workload {
-    name: "rag",
-    preset: WorkloadPreset::Rag,
-    label: "RAG",
-    slo_ttft_ms: 2000.0,
-    slo_tpot_ms: 200.0,
-    why: "a long prompt takes time to read, and five tokens a second is reading pace",
-};
+pub const RAG: Workload =
+    Workload { name: "rag", preset: WorkloadPreset::Rag, label: "RAG", slo_ttft_ms: 2000.0, slo_tpot_ms: 200.0 };
 
 /// Every workload the page offers, in the order it lists them.
 pub const WORKLOADS: [Workload; 2] = [CHAT, RAG];
@@ -81,8 +67,6 @@ pub struct WorkloadInfo {
     pub slo_ttft_ms: f64,
     /// Its TPOT SLO.
     pub slo_tpot_ms: f64,
-    /// Why those SLOs.
-    pub why: &'static str,
 }
 
 impl WorkloadInfo {
@@ -95,7 +79,6 @@ impl WorkloadInfo {
             output_mean_tokens: output.mean.unwrap_or(f64::NAN),
             slo_ttft_ms: w.slo_ttft_ms,
             slo_tpot_ms: w.slo_tpot_ms,
-            why: w.why,
         }
     }
 }
@@ -226,6 +209,7 @@ pub struct Readout {
     /// How its value reads.
     pub unit: Unit,
     /// The readouts panel's label, if the panel offers it.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<&'static str>,
 }
 

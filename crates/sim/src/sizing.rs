@@ -7,6 +7,33 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ConfigError;
 
+/// What a sweep gives a sizing: the time in the batch at its saturation point (where the batch
+/// is fullest, so the cap's Little's Law applies), and the throughput at its knee and at
+/// saturation. The one rule for sizing from a sweep: the CLI's `size --config`, the page's
+/// calculator, Step 5 and the worked fleet all take these.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SizingBasis {
+    /// Mean time in the batch at the saturation point.
+    pub batch_s: f64,
+    /// Throughput at the knee, if the sweep has one.
+    pub knee_qps: Option<f64>,
+    /// Throughput at saturation.
+    pub saturation_qps: f64,
+}
+
+impl SizingBasis {
+    /// The sizing input for a replica of `max_num_seqs` seats and a peak of `peak_qps`.
+    pub fn input(&self, max_num_seqs: f64, peak_qps: f64) -> SizeInput {
+        SizeInput {
+            max_num_seqs,
+            batch_s: self.batch_s,
+            peak_qps,
+            knee_qps: self.knee_qps,
+            saturation_qps: Some(self.saturation_qps),
+        }
+    }
+}
+
 /// A fleet sized by Little's Law.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Sizing {

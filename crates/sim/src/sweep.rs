@@ -9,6 +9,7 @@ use crate::error::ConfigError;
 use crate::limits::{self, Limits};
 use crate::scenario::{Load, Scenario, Slo};
 use crate::simulation::{Options, Simulation};
+use crate::sizing::SizingBasis;
 use crate::summary::{Outcome, Summary};
 
 /// The SLO attainment that defines the knee by default (DistServe's 90%).
@@ -91,6 +92,9 @@ pub struct Sweep {
     /// The replica's limits (sequence cap, KV cache, prefill), estimated from its parameters,
     /// to set beside the measured saturation.
     pub limits: Limits,
+    /// What a fleet is sized from, when the sweep has a saturation point.
+    #[serde(default)]
+    pub sizing: Option<SizingBasis>,
 }
 
 /// Options of a sweep.
@@ -305,6 +309,14 @@ pub fn assemble(runs: &Runs<'_>, slo: Slo, rule: KneeRule, target: f64) -> Sweep
         .map(|p| p.offered_load)
         .fold(None, |m: Option<f64>, l| Some(m.map_or(l, |m| m.min(l))))
         .map(|offered_load| Saturation { offered_load, throughput_rps: max_thr });
+    let sizing = saturation.and_then(|sat| {
+        let at = points.iter().find(|p| p.offered_load == sat.offered_load)?;
+        Some(SizingBasis {
+            batch_s: at.summary.batch_s.mean,
+            knee_qps: knee.map(|k| k.throughput_rps),
+            saturation_qps: sat.throughput_rps,
+        })
+    });
     Sweep {
         capacity_rps: cap.rps,
         base_latency_s: cap.base_latency_s,
@@ -317,6 +329,7 @@ pub fn assemble(runs: &Runs<'_>, slo: Slo, rule: KneeRule, target: f64) -> Sweep
         saturation,
         p99_crossing,
         limits,
+        sizing,
     }
 }
 

@@ -207,3 +207,28 @@ fn a_step_that_carries_prefill_is_several_times_a_decode_step() {
     let busy = st.decode_only as f64 * st.decode_only_mean_s + st.with_prefill as f64 * st.with_prefill_mean_s;
     assert!(busy <= s.duration_s * 1.0001 && busy > 0.5 * s.duration_s, "busy {busy} of {}", s.duration_s);
 }
+
+/// Step 5 and the CLI size from the sweep's sizing basis: on chat, where the sequence cap binds,
+/// cap / time in the batch at saturation is within 15% of the saturation the engine measures.
+#[test]
+fn sizing_from_the_chat_sweep_lands_near_its_saturation() {
+    let config = common::chat(LoadConfig::open_offered(1.0), 4_000);
+    let s = sweep::sweep(&config, &page_loads(), SweepOptions::default()).unwrap();
+    let basis = s.sizing.expect("the sweep saturates");
+    let sat = s.saturation.unwrap();
+    let at_sat = s.points.iter().find(|p| p.offered_load == sat.offered_load).unwrap();
+    assert_eq!(basis.batch_s, at_sat.summary.batch_s.mean);
+    assert_eq!(basis.saturation_qps, sat.throughput_rps);
+    assert_eq!(basis.knee_qps, s.knee.map(|k| k.throughput_rps));
+    let sizing = kneelab_sim::size(&basis.input(f64::from(config.engine.max_num_seqs), 100.0)).unwrap();
+    let off = sizing.per_replica_max_qps / sat.throughput_rps - 1.0;
+    println!(
+        "chat: 64 / {:.2} s = {:.2} req/s against a saturation of {:.2} ({:+.1}%)",
+        basis.batch_s,
+        sizing.per_replica_max_qps,
+        sat.throughput_rps,
+        off * 100.0
+    );
+    assert!(off.abs() <= 0.15, "{off}");
+    assert!(sizing.replicas_at_knee.unwrap() >= sizing.replicas_at_saturation.unwrap());
+}

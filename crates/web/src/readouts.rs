@@ -154,7 +154,8 @@ pub fn build(point: Option<PointView<'_>>, sweep: Option<&Sweep>, capacity: Opti
             r.insert("saturation_load".into(), Some(sat.offered_load));
             r.insert("saturation_rps".into(), Some(sat.throughput_rps));
             let at = s.points.iter().find(|p| p.offered_load == sat.offered_load).map(|p| &p.summary);
-            r.insert("saturation_batch_s".into(), at.map(|s| s.batch_s.mean));
+            // The batch time a fleet is sized with (the sweep's sizing basis).
+            r.insert("saturation_batch_s".into(), s.sizing.map(|b| b.batch_s));
             r.insert("saturation_running".into(), at.map(|s| s.num_requests_running_mean));
             r.insert("saturation_e2e_s".into(), at.map(|s| s.e2e_s.mean));
         }

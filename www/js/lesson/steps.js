@@ -110,8 +110,9 @@ const SIZING = { cap: BASE_ENGINE.max_num_seqs, peakQps: 100, workload: 'chat' }
 async function sizingFromEngine(wasm, lab) {
   const sweep = await sweepCached(wasm, workloadConfig(lab, SIZING.workload));
   const sat = sweep.saturation && pointAt(sweep, sweep.saturation.offered_load);
-  if (!sat) return null;
-  return { sweep, batchS: sat.batch_s.mean, e2eS: sat.e2e_s.mean };
+  if (!sat || !sweep.sizing) return null;
+  // The sweep's sizing basis: its batch time at saturation, as the CLI and the calculator use.
+  return { sweep, batchS: sweep.sizing.batch_s, e2eS: sat.e2e_s.mean };
 }
 
 function labelOf(input) {

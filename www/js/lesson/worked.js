@@ -99,13 +99,8 @@ function setupFleet(wasm, lab) {
     const atKnee = pointAt(sweep, knee.offered_load);
     const atSat = pointAt(sweep, sat.offered_load);
     const ll = atKnee.littles_law_batch;
-    const s = wasm.size({
-      max_num_seqs: CAP,
-      batch_s: atSat.batch_s.mean,
-      peak_qps: peak,
-      knee_qps: knee.throughput_rps,
-      saturation_qps: sat.throughput_rps,
-    });
+    // The sweep's own sizing basis: the batch time at saturation, the knee's and saturation's QPS.
+    const s = wasm.size({ max_num_seqs: CAP, peak_qps: peak, ...sweep.sizing });
     fillMetrics(box, {
       fleet_knee_load: { value: knee.offered_load, text: formatPercent(knee.offered_load) },
       fleet_knee_rps: { value: knee.throughput_rps, text: formatRate(knee.throughput_rps) },
