@@ -412,6 +412,10 @@ test('the page takes its settings from one schema (kneelab_sim::schema, written 
   await expect(page.locator('[data-step="1"] > p').first()).toContainText(`about ${rag.prompt_mean_tokens.toLocaleString('en-US')} tokens`);
   await expect(page.locator('#step3-title')).toContainText(`from ${pct(schema.compare_loads[0])} to ${pct(schema.compare_loads[1])}`);
   await expect(page.locator('[data-step="5"] > p').first()).toContainText(`--max-num-seqs ${schema.engine.max_num_seqs}`);
+  // Step 5's peak: the question's text, its data-peak-qps and the engine's arithmetic agree.
+  const peak = await page.locator('[data-step="5"]').getAttribute('data-peak-qps');
+  await expect(page.locator('[data-step="5"] > p').first()).toContainText(`Your peak is ${peak} requests per second`);
+  await expect(page.locator('label[for=step5-replicas]')).toContainText(`the ${peak} QPS peak`);
   await expect(page.locator('#worked-fleet + p')).toContainText(`--max-num-seqs ${schema.engine.max_num_seqs}`);
   expect(Number(await page.locator('#rag-load input:checked').getAttribute('value'))).toBe(schema.compare_loads[0]);
 });

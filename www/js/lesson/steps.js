@@ -104,7 +104,12 @@ const STEPS = {
  * a 100 QPS peak; its time in the batch comes from the engine's sweep, at saturation, where the
  * batch is fullest.
  */
-const SIZING = { cap: BASE_ENGINE.max_num_seqs, peakQps: 100, workload: 'chat' };
+const SIZING = {
+  cap: BASE_ENGINE.max_num_seqs,
+  // The peak the question states, from its article (`data-peak-qps`): the prose and the arithmetic agree.
+  peakQps: Number(document.querySelector('[data-step="5"]')?.dataset.peakQps),
+  workload: 'chat',
+};
 
 /** Step 5's numbers from the engine: the sweep, and the batch and E2E times at saturation. */
 async function sizingFromEngine(wasm, lab) {
@@ -173,6 +178,8 @@ function setupStep(article, spec, wasm, lab) {
       right = qpsRight && replicasRight;
       const off = s.per_replica_max_qps / saturation.throughput_rps - 1;
       fill(body, {
+        cap: String(SIZING.cap),
+        peak: String(SIZING.peakQps),
         q_batch_bare: formatSeconds(sizing.batchS),
         qps: formatRate(s.per_replica_max_qps),
         qps_bare: formatNumber(s.per_replica_max_qps),
@@ -181,11 +188,11 @@ function setupStep(article, spec, wasm, lab) {
         naive_replicas: String(naive.replicas),
         engine_check:
           `The engine agrees: this chat replica saturates at ${formatRate(saturation.throughput_rps)}, ` +
-          `${formatPercent(Math.abs(off))} ${off >= 0 ? 'below' : 'above'} 64 ÷ the time in the batch, because here the sequence cap is the ` +
+          `${formatPercent(Math.abs(off))} ${off >= 0 ? 'below' : 'above'} ${SIZING.cap} ÷ the time in the batch, because here the sequence cap is the ` +
           `limit that binds (for RAG traffic it is prefill; see section 5). ` +
           (knee
             ? `Its knee, the highest load at which ${formatPercent(sizing.sweep.attainment_target)} of requests meet both SLOs, ` +
-              `completes ${formatRate(knee.throughput_rps)}: provision ⌈100 ÷ ${formatNumber(knee.throughput_rps)}⌉ = ` +
+              `completes ${formatRate(knee.throughput_rps)}: provision ⌈${SIZING.peakQps} ÷ ${formatNumber(knee.throughput_rps)}⌉ = ` +
               `${wasm.size({ max_num_seqs: SIZING.cap, batch_s: sizing.batchS, peak_qps: SIZING.peakQps, knee_qps: knee.throughput_rps }).replicas_at_knee} replicas.`
             : 'It misses its SLOs even at the lowest load swept, so it has no knee to provision by.'),
       });
