@@ -47,8 +47,8 @@ pub const WORKLOADS: [Workload; 2] = [CHAT, RAG];
 /// The lesson's workload for a preset.
 pub fn workload(preset: WorkloadPreset) -> &'static Workload {
     match preset {
-        WorkloadPreset::Chat => &WORKLOADS[0],
-        WorkloadPreset::Rag => &WORKLOADS[1],
+        WorkloadPreset::Chat => &CHAT,
+        WorkloadPreset::Rag => &RAG,
     }
 }
 
