@@ -70,7 +70,7 @@ test('wrong arguments from JS are errors naming them, and the Lab stays usable',
     attempt(() => lab.setLoad('0.5'));
     attempt(() => lab.setLoad(NaN));
     attempt(() => lab.metricsText(5));
-    attempt(() => lab.drawLatency({}, false));
+    attempt(() => lab.draw('latency', {}, false));
     attempt(() => wasm.sweep({}, [0.5, 'x']));
     attempt(() => wasm.size({ max_num_seqs: 64, batch_s: Symbol('s'), peak_qps: 40 }));
     attempt(() => wasm.size(64));
@@ -117,8 +117,8 @@ test('every error carries the path at fault and its kind, not only a message', a
       notObject: grab(() => wasm.simulate(5)),
       load: grab(() => lab.setLoad(1e-9)),
       order: grab(() => lab.runPoint()),
-      canvas: grab(() => lab.drawLatency('not a canvas', false)),
-      dark: grab(() => lab.drawLatency(document.createElement('canvas'), 'yes')),
+      canvas: grab(() => lab.draw('latency', 'not a canvas', false)),
+      dark: grab(() => lab.draw('latency', document.createElement('canvas'), 'yes')),
       size: grab(() => wasm.size('x')),
       loads: grab(() => wasm.sweep({}, [0.5, null])),
     };

@@ -12,6 +12,7 @@ const LAB = 'knee-lab#lab';
 async function fuzzWasm({ seed, count, selfThrowing = false }) {
   const { loadKneelab, kneelabGeneration } = await import('/js/wasm.js');
   const wasm = await loadKneelab();
+  const { default: SCHEMA } = await import('/pkg/kneelab_schema.js');
 
   // mulberry32: small, seeded, good enough to pick cases. (fuzzAttributes has its own copy: each
   // function is serialised into the page by page.evaluate, so neither can import a shared one.)
@@ -144,7 +145,7 @@ async function fuzzWasm({ seed, count, selfThrowing = false }) {
     }
     return pick(labs);
   };
-  const DRAWS = ['drawLatency', 'drawThroughput', 'drawQueue', 'drawTimeline', 'drawGoodputSlo'];
+  const CHARTS = [...SCHEMA.panels, 'pie'];
   const calls = [
     ['simulate', () => wasm.simulate(arg())],
     ['sweep', () => wasm.sweep(chance(0.7) ? randomConfig() : hostile(), loadsArg())],
@@ -166,7 +167,8 @@ async function fuzzWasm({ seed, count, selfThrowing = false }) {
     ['readouts', () => labOf().readouts()],
     ['sweepResult', () => labOf().sweepResult()],
     ['metricsText', () => labOf().metricsText(chance(0.5) ? 'model' : hostile0())],
-    ['draw', () => labOf()[pick(DRAWS)](chance(0.6) ? canvas : hostile0(), chance(0.6) ? chance(0.5) : hostile0())],
+    ['draw', () => labOf().draw(chance(0.9) ? pick(CHARTS) : hostile0(), chance(0.6) ? canvas : hostile0(), chance(0.6) ? chance(0.5) : hostile0())],
+    ['compareLoops', () => labOf().compareLoops(chance(0.7) ? rand() * 10 : hostile0())],
     ['SweepJob', () => {
       const job = new wasm.SweepJob(chance(0.7) ? randomConfig() : hostile(), loadsArg());
       jobs.push(job);

@@ -354,15 +354,17 @@ test('open vs closed loop: compared at the same slider and at the same throughpu
   await openPage(page);
   const box = page.locator('#loop-compare');
   await box.scrollIntoViewIfNeeded();
-  await labIdle(page, '#loop-twin');
   await labIdle(page);
   const v = (name) => box.locator(`[data-metric=${name}]`);
   await expect(v('loop_same_ttft_p99')).toHaveAttribute('data-value', /\d/);
+  // The main lab runs the other loop itself: there is no hidden second lab.
+  expect(await page.locator('knee-lab').evaluateAll((labs) => labs.filter((l) => !l.checkVisibility()).length)).toBe(0);
   // The closed loop offers less (lower share of capacity) and so shows a smaller tail...
   expect(await dataValue(v('loop_closed_share'))).toBeLessThan(await dataValue(v('loop_open_share')));
   expect(await dataValue(v('loop_closed_ttft_p99'))).toBeLessThan(await dataValue(v('loop_open_ttft_p99')));
   // ...while an open loop at the closed loop's throughput is far closer to it than the open loop at the same slider.
-  expect(await dataValue(v('loop_same_rps'))).toBeCloseTo(await dataValue(v('loop_closed_rps')), 6);
+  const [same, closed] = [await dataValue(v('loop_same_rps')), await dataValue(v('loop_closed_rps'))];
+  expect(Math.abs(same - closed) / closed, 'the third column achieves the closed loop\'s throughput').toBeLessThan(0.05);
   expect(await dataValue(v('loop_same_ttft_p99'))).toBeLessThan(await dataValue(v('loop_open_ttft_p99')));
   await expect(page.locator('#loop-live')).toContainText('Same achieved throughput');
 });
@@ -416,7 +418,7 @@ test.describe('full-page screenshots', () => {
     await expect(page.locator('#knobs-body tr')).toHaveCount(8);
     await expect(page.locator('[data-metric=fleet_replicas_knee]')).toHaveAttribute('data-value', /\d/);
     await expect(page.locator('[data-metric=ll_replicas_knee]')).toHaveAttribute('data-value', /\d/);
-    expect(await page.locator('knee-lab').count()).toBe(9);
+    expect(await page.locator('knee-lab').count()).toBe(8); // the open-vs-closed table needs no lab of its own
     expect(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth)).toBe(true);
     // Headings in order: one h1 first, never skipping a level on the way down.
     const levels = await page.evaluate(() => [...document.querySelectorAll('h1, h2, h3, h4')].map((h) => Number(h.tagName[1])));

@@ -57,8 +57,8 @@ export const SEQS = SCHEMA.options.max_num_seqs;
 export const BUDGETS = SCHEMA.options.max_num_batched_tokens;
 /** KV cache sizes in tokens (see `kneelab_sim::schema::Options`). */
 export const KV_CACHE_TOKENS = SCHEMA.options.kv_cache_tokens;
-const ALL_PANELS = ['latency', 'throughput', 'queue', 'timeline', 'goodput', 'limits', 'tail'];
-const DEFAULT_PANELS = ['latency', 'throughput', 'queue'];
+const ALL_PANELS = SCHEMA.panels;
+const DEFAULT_PANELS = SCHEMA.default_panels;
 const ALL_CONTROLS = ['load', 'mode', 'engine', 'slo', 'knee', 'model'];
 /**
  * Labels of the readouts a lab can show (`metrics` attribute), from the schema's readout
@@ -454,6 +454,17 @@ export class KneeLab extends HTMLElement {
   /** The current mode's sweep (points, knee, saturation), or null before it has started. */
   get sweep() {
     return this.#lab ? this.#call(() => this.#lab.sweepResult(), null) : null;
+  }
+
+  /**
+   * The replica at the slider's load in both load modes, and an open loop at the closed loop's
+   * throughput (`{load, capacity_rps, open, closed, users, open_at_closed_throughput}`, each side
+   * `{throughput_rps, ttft_p99_s}`), or null before the lab is up or at no load. It runs what the
+   * lab has not run yet, so call it after a pause rather than on every slider move.
+   */
+  compareLoops() {
+    if (!this.#lab || this.#restarting) return null;
+    return this.#call(() => this.#lab.compareLoops(this.#state.thinkTimeS), null);
   }
 
   /** The current run as vLLM's /metrics text (Prometheus format). */
@@ -882,21 +893,11 @@ export class KneeLab extends HTMLElement {
     const dark = darkQuery.matches;
     const root = this.shadowRoot;
     const lab = this.#lab;
-    const draw = {
-      latency: () => {
-        lab.setLatencyLog(this.#state.latencyScale === 'log');
-        return lab.drawLatency(root.getElementById('chart-latency'), dark);
-      },
-      throughput: () => lab.drawThroughput(root.getElementById('chart-throughput'), dark),
-      queue: () => lab.drawQueue(root.getElementById('chart-queue'), dark),
-      timeline: () => lab.drawTimeline(root.getElementById('chart-timeline'), dark),
-      goodput: () => lab.drawGoodputSlo(root.getElementById('chart-goodput'), dark),
-      limits: () => lab.drawLimits(root.getElementById('chart-limits'), dark),
-      tail: () => lab.drawTail(root.getElementById('chart-tail'), dark),
-    };
+    const log = this.#state.latencyScale === 'log';
     for (const panel of this.#panels) {
       try {
-        draw[panel]();
+        lab.setLatencyLog(log); // a boolean cannot be refused: this throws only if the module died
+        lab.draw(panel, root.getElementById(`chart-${panel}`), dark);
       } catch (err) {
         if (this.#crashed(err)) return false;
         this.#showError(err);

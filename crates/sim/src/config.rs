@@ -282,10 +282,11 @@ pub enum LoadMode {
 }
 
 /// How think times are drawn in a closed loop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ThinkDist {
-    /// Exponential with mean `think_time_s`.
+    /// Exponential with mean `think_time_s` (the default).
+    #[default]
     Exponential,
     /// Exactly `think_time_s`.
     Fixed,

@@ -2,7 +2,7 @@
 //! [`ConfigError`] naming the field.
 
 use crate::capacity::{self, Capacity};
-use crate::config::{Config, DistConfig, LoadMode, ThinkDist, WorkloadPreset};
+use crate::config::{Config, DistConfig, LoadMode, SloConfig, ThinkDist, WorkloadPreset};
 use crate::cost::CostModel;
 use crate::dist::TokenDist;
 use crate::error::ConfigError;
@@ -91,6 +91,13 @@ pub struct Slo {
     pub ttft_s: f64,
     /// TPOT objective.
     pub tpot_s: f64,
+}
+
+impl SloConfig {
+    /// The SLOs in seconds: the one place the config's milliseconds are converted.
+    pub fn slo(&self) -> Slo {
+        Slo { ttft_s: self.ttft_ms / 1e3, tpot_s: self.tpot_ms / 1e3 }
+    }
 }
 
 /// A validated, fully resolved run: what [`crate::Simulation`] executes.
@@ -324,7 +331,7 @@ fn resolve(c: &Config) -> Result<(Scenario, LoadSpec), ConfigError> {
                 ConfigError::new("load.think_time_s", "is required for mode \"closed\" (0 for no think time)")
             })?;
             range_f64("load.think_time_s", think_s, 0.0, 1e5, "seconds")?;
-            let think = l.think_dist.unwrap_or(ThinkDist::Exponential);
+            let think = l.think_dist.unwrap_or_default();
             match (l.users, l.offered_load) {
                 (Some(_), Some(_)) => {
                     return Err(ConfigError::new("load.offered_load", "give either users or offered_load, not both"));
@@ -365,7 +372,7 @@ fn resolve(c: &Config) -> Result<(Scenario, LoadSpec), ConfigError> {
         output,
         // Placeholder until `finish` turns the spec into a concrete load.
         load: Load::Open { rate_rps: 1.0, burstiness: 1.0 },
-        slo: Slo { ttft_s: c.slo.ttft_ms / 1e3, tpot_s: c.slo.tpot_ms / 1e3 },
+        slo: c.slo.slo(),
         requests: c.run.requests as u64,
         warmup: warmup as u64,
         capacity: None,

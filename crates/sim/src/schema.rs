@@ -346,7 +346,17 @@ pub struct Schema {
     pub readouts: &'static [Readout],
     /// How many of the labelled readouts, in order, a lab shows by default.
     pub default_metrics: usize,
+    /// The charts a lab can show (its `panels`), in the order it shows them.
+    pub panels: [&'static str; 7],
+    /// The charts a lab shows when none are asked for.
+    pub default_panels: [&'static str; 3],
 }
+
+/// The charts a lab can show, by the name its `panels` attribute and its wasm `draw` use.
+pub const PANELS: [&str; 7] = ["latency", "throughput", "queue", "timeline", "goodput", "limits", "tail"];
+
+/// The charts a lab shows when none are asked for.
+pub const DEFAULT_PANELS: [&str; 3] = ["latency", "throughput", "queue"];
 
 /// The two loads the lesson compares: just below the knee, and capacity.
 pub const COMPARE_LOADS: [f64; 2] = [0.85, 1.0];
@@ -421,6 +431,8 @@ pub fn schema() -> Schema {
         engine,
         readouts: READOUTS,
         default_metrics: DEFAULT_METRICS,
+        panels: PANELS,
+        default_panels: DEFAULT_PANELS,
     }
 }
 

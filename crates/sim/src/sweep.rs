@@ -246,7 +246,7 @@ pub fn sweep_with_progress(
         run.step()?;
         progress(run.outcomes.len(), loads.len());
     }
-    let slo = Slo { ttft_s: config.slo.ttft_ms / 1e3, tpot_s: config.slo.tpot_ms / 1e3 };
+    let slo = config.slo.slo();
     Ok(run.assemble(slo, config.slo.knee, options.attainment_target))
 }
 

@@ -1,6 +1,7 @@
 //! Canvas plumbing for kneelab-plot's charts: HiDPI backing stores, and the chart data built from
 //! the lab's sweep and current run.
 
+use kneelab_lab::Lab;
 use kneelab_plot::plotters::coord::Shift;
 use kneelab_plot::plotters::prelude::*;
 use kneelab_plot::{DrawResult, Style, format_percent, latency, queue, replica, tail, throughput, timeline};
@@ -52,6 +53,103 @@ pub struct Marker {
     pub throughput_rps: Option<f64>,
     /// Live goodput.
     pub goodput_rps: Option<f64>,
+}
+
+impl Marker {
+    /// The lab's slider position and its live numbers (the load alone before the run is back).
+    pub fn of(lab: &Lab) -> Marker {
+        let Some(p) = lab.point() else {
+            return Marker { load: (lab.load() > 0.0).then_some(lab.load()), ..Marker::default() };
+        };
+        let s = &p.outcome.summary;
+        Marker {
+            load: Some(p.load),
+            p50_s: Some(s.ttft_s.p50),
+            p99_s: Some(s.ttft_s.p99),
+            throughput_rps: Some(s.throughput_rps),
+            goodput_rps: Some(p.outcome.goodput(lab.slo()).goodput_rps),
+        }
+    }
+}
+
+/// One chart's data, ready to draw.
+pub enum ChartData {
+    /// TTFT p50/p99 against load.
+    Latency(latency::LatencyData),
+    /// Throughput and goodput against load.
+    Throughput(throughput::ThroughputData),
+    /// `num_requests_running` / `num_requests_waiting` over the run.
+    Queue(queue::QueueData),
+    /// A few requests' two clocks.
+    Timeline(timeline::TimelineData),
+    /// Goodput against the TTFT SLO.
+    Goodput(kneelab_plot::goodput_slo::GoodputSloData),
+    /// The replica's limits.
+    Limits(kneelab_plot::limits::LimitsData),
+    /// TTFT by percentile.
+    Tail(tail::TailData),
+}
+
+impl ChartData {
+    /// The data of the chart named `name` (one of `schema::PANELS`) for the lab as it is now.
+    pub fn of(lab: &mut Lab, name: &str, scale: latency::YScale) -> Option<ChartData> {
+        let (marker, slo) = (Marker::of(lab), lab.slo());
+        Some(match name {
+            "latency" => {
+                lab.open_sweep_for_compare(); // fills the cache, read below alongside the sweep
+                lab.sweep();
+                let compare = lab.judged_open().map(|s| (s, "p99 open loop"));
+                ChartData::Latency(latency_data(lab.judged(), compare, marker, slo.ttft_s, scale))
+            }
+            "throughput" => ChartData::Throughput(throughput_data(lab.sweep(), marker)),
+            "limits" => ChartData::Limits(limits_data(lab.sweep())),
+            "tail" => {
+                let current = lab.point().map(|p| (p.load, &p.outcome.ttft_samples_s[..]));
+                ChartData::Tail(tail_data(&lab.compare_samples(), current, slo.ttft_s))
+            }
+            "queue" => {
+                let seqs = lab.config().engine.max_num_seqs;
+                ChartData::Queue(match lab.point() {
+                    Some(p) => queue_data(&p.outcome.series, p.outcome.end_s, seqs),
+                    None => queue_data(&[], 0.0, seqs),
+                })
+            }
+            "timeline" => ChartData::Timeline(
+                lab.point()
+                    .map(|p| timeline_data(&p.outcome.traces, p.outcome.summary.queue_s.mean))
+                    .unwrap_or_default(),
+            ),
+            "goodput" => ChartData::Goodput(goodput_slo_data(lab)),
+            _ => return None,
+        })
+    }
+
+    /// Draws it.
+    pub fn draw(&self, area: &DrawingArea<CanvasBackend, Shift>, style: &Style) -> DrawResult<CanvasBackend> {
+        match self {
+            ChartData::Latency(d) => latency::draw(area, d, style),
+            ChartData::Throughput(d) => throughput::draw(area, d, style),
+            ChartData::Queue(d) => queue::draw(area, d, style),
+            ChartData::Timeline(d) => timeline::draw(area, d, style),
+            ChartData::Goodput(d) => kneelab_plot::goodput_slo::draw(area, d, style),
+            ChartData::Limits(d) => kneelab_plot::limits::draw(area, d, style),
+            ChartData::Tail(d) => tail::draw(area, d, style),
+        }
+    }
+}
+
+/// Goodput against the TTFT SLO for the lab's current run (the TPOT SLO held).
+pub fn goodput_slo_data(lab: &Lab) -> kneelab_plot::goodput_slo::GoodputSloData {
+    let mut data = kneelab_plot::goodput_slo::GoodputSloData::default();
+    if let Some(p) = lab.point() {
+        for (slo_s, goodput_rps) in lab.goodput_by_ttft_slo() {
+            data.slo_s.push(slo_s);
+            data.goodput_rps.push(goodput_rps);
+            data.throughput_rps.push(p.outcome.summary.throughput_rps);
+        }
+        data.current_slo_s = Some(lab.slo().ttft_s);
+    }
+    data
 }
 
 /// The knee to mark: none when even the highest load meets the target (the knee lies beyond
@@ -271,6 +369,19 @@ pub fn timeline_data(traces: &[Trace], typical_wait_s: f64) -> timeline::Timelin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_panel_the_schema_offers_has_a_chart() {
+        use kneelab_sim::{LoadConfig, WorkloadPreset, schema};
+        let mut lab = Lab::new(schema::lesson_config(WorkloadPreset::Rag, LoadConfig::default(), 600)).unwrap();
+        lab.run_point().unwrap();
+        lab.sweep_step().unwrap();
+        for name in schema::PANELS {
+            assert!(ChartData::of(&mut lab, name, latency::YScale::Linear).is_some(), "{name}");
+        }
+        assert!(schema::DEFAULT_PANELS.iter().all(|p| schema::PANELS.contains(p)));
+        assert!(ChartData::of(&mut lab, "pie", latency::YScale::Linear).is_none());
+    }
 
     #[test]
     fn queue_buckets_are_time_averages() {

@@ -1,8 +1,8 @@
 //! A whole sweep run a slice at a time, so pages that compare configurations (tables, worked
 //! examples) never block input for the ~0.1 s a sweep takes.
 
+use kneelab_sim::Config;
 use kneelab_sim::sweep::{DEFAULT_ATTAINMENT_TARGET, SweepRun};
-use kneelab_sim::{Config, Slo};
 use wasm_bindgen::prelude::*;
 
 use crate::boundary::{self, Fault, Kind, core as js_error};
@@ -46,7 +46,7 @@ impl SweepJob {
     /// The sweep (the CLI's `sweep` JSON); complete once `step()` has returned false.
     pub fn result(&self) -> Result<JsValue, Fault> {
         let run = self.run.as_ref().ok_or_else(|| Fault::general(Kind::State, "call step() first"))?;
-        let slo = Slo { ttft_s: self.config.slo.ttft_ms / 1e3, tpot_s: self.config.slo.tpot_ms / 1e3 };
+        let slo = self.config.slo.slo();
         to_js(&run.assemble(slo, self.config.slo.knee, DEFAULT_ATTAINMENT_TARGET))
     }
 }

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use kneelab_lab::Lab;
 use kneelab_sim::{Capacity, Goodput, QueuePoint, Summary, Sweep};
 
 /// Name -> value (`None` when not known yet, e.g. the knee before the sweep has finished).
@@ -43,6 +44,32 @@ fn waiting_over(series: &[QueuePoint], from: f64, to: f64) -> Option<(f64, u32)>
         }
     }
     seen.then_some((area / (to - from), max))
+}
+
+/// Every live number the lab knows now: its point, its sweep judged under its SLOs, its
+/// capacity, the timeline's shown requests, the SLOs and the load.
+pub fn of_lab(lab: &mut Lab) -> Readouts {
+    let slo = lab.slo();
+    lab.sweep(); // fills the cache, read below alongside the point
+    let lab = &*lab;
+    let point = lab.point().map(|p| PointView {
+        summary: &p.outcome.summary,
+        goodput: p.outcome.goodput(slo),
+        final_state: (p.outcome.final_state.num_requests_running, p.outcome.final_state.num_requests_waiting),
+        open_at_same_throughput: p.open_at_same_throughput.as_ref(),
+        series: (&p.outcome.series, p.outcome.end_s),
+    });
+    let mut r = build(point, lab.judged(), lab.capacity());
+    if let Some(p) = lab.point() {
+        // The requests the timeline shows, and how their waits compare with the run's.
+        let shown = crate::charts::typical_window(&p.outcome.traces, p.outcome.summary.queue_s.mean);
+        r.insert("timeline_wait_mean_s".into(), (!shown.is_empty()).then(|| crate::charts::mean_wait_s(shown)));
+        r.insert("timeline_first_id".into(), shown.first().map(|t| t.id as f64));
+    }
+    r.insert("slo_ttft_s".into(), Some(slo.ttft_s));
+    r.insert("slo_tpot_s".into(), Some(slo.tpot_s));
+    r.insert("load".into(), Some(lab.load()));
+    r
 }
 
 /// Builds the readouts from whatever is known.

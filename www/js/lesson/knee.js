@@ -1,11 +1,10 @@
 // Beat 4 around the main lab: sentences that quote its live numbers, and the open-versus-closed
-// comparison. For the comparison a hidden twin lab runs the other load mode at the same config
-// and slider position; the closed side's readouts already carry an open loop run at the same
-// achieved throughput (open_same_*), so both comparisons come from the engine.
+// comparison, which the lab computes itself (`compareLoops`: the other load mode at the same
+// config and slider position, and an open loop at the closed loop's achieved throughput).
 
 import {
   configKey,
-  createLab,
+  debounce,
   fill,
   fillMetrics,
   formatMetric,
@@ -16,8 +15,8 @@ import {
   meanVsTail,
   onUpdate,
   p99Crossing,
+  watchNear,
 } from './live.js';
-import { mirror } from './mirror.js';
 
 /** What the SLO knee is judged on, in words, for a lab's state and readouts. */
 export function kneeDefinition(state, r) {
@@ -84,81 +83,55 @@ function setupKneeText(lab) {
   });
 }
 
-const same = (a, b) => {
-  const { mode: _m1, ...x } = a;
-  const { mode: _m2, ...y } = b;
-  return configKey(x) === configKey(y) && a.load === b.load;
-};
-
 function setupLoopCompare(lab) {
   const box = document.getElementById('loop-compare');
   const live = document.getElementById('loop-live');
-  const slot = document.createElement('div');
-  slot.hidden = true;
-  box.after(slot);
-
-  let twin = null;
+  let near = false;
   const render = () => {
-    if (!twin) return;
-    const main = lab.state;
-    const mainR = lab.readouts;
-    const twinR = twin.readouts;
-    fill(box, { load: formatPercent(main.load) });
-    if (!same(main, twin.state)) return; // the twin is catching up
-    const open = main.mode === 'open' ? mainR : twinR;
-    const closed = main.mode === 'open' ? twinR : mainR;
-    const cap = open.capacity_rps ?? closed.capacity_rps;
-    const m = (value, text) => ({ value, text });
-    fillMetrics(box, {
-      loop_open_rps: m(open.throughput_rps, formatRate(open.throughput_rps)),
-      loop_closed_rps: m(closed.throughput_rps, formatRate(closed.throughput_rps)),
-      loop_same_rps: m(closed.open_same_rps, formatRate(closed.open_same_rps)),
-      loop_open_share: m(open.throughput_rps / cap, formatPercent(open.throughput_rps / cap)),
-      loop_closed_share: m(closed.throughput_rps / cap, formatPercent(closed.throughput_rps / cap)),
-      loop_same_share: m(closed.open_same_rps / cap, formatPercent(closed.open_same_rps / cap)),
-      loop_open_ttft_p99: m(open.ttft_p99, formatSeconds(open.ttft_p99)),
-      loop_closed_ttft_p99: m(closed.ttft_p99, formatSeconds(closed.ttft_p99)),
-      loop_same_ttft_p99: m(closed.open_same_ttft_p99, formatSeconds(closed.open_same_ttft_p99)),
-      loop_users: m(closed.users, closed.users == null ? '—' : `${formatMetric('users', closed.users)} users`),
-    });
-    if (!(main.load > 0) || open.ttft_p99 == null || closed.ttft_p99 == null || closed.open_same_ttft_p99 == null) {
-      fill(live, { loop_text: main.load > 0 ? 'Simulating both loops…' : 'No traffic at 0%: drag the load up.' });
+    const load = lab.state.load;
+    fill(box, { load: formatPercent(load) });
+    if (!near) return;
+    // The lab runs the other loop itself (and the open loop at the closed one's throughput).
+    const c = lab.compareLoops();
+    if (!c) {
+      fill(live, { loop_text: load > 0 ? 'Simulating both loops…' : 'No traffic at 0%: drag the load up.' });
       return;
     }
+    const { open, closed, open_at_closed_throughput: same, capacity_rps: cap, users } = c;
+    const m = (value, text) => ({ value, text });
+    const rate = (side) => m(side.throughput_rps, formatRate(side.throughput_rps));
+    const share = (side) => m(side.throughput_rps / cap, formatPercent(side.throughput_rps / cap));
+    const p99 = (side) => m(side.ttft_p99_s, formatSeconds(side.ttft_p99_s));
+    fillMetrics(box, {
+      loop_open_rps: rate(open),
+      loop_closed_rps: rate(closed),
+      loop_same_rps: rate(same),
+      loop_open_share: share(open),
+      loop_closed_share: share(closed),
+      loop_same_share: share(same),
+      loop_open_ttft_p99: p99(open),
+      loop_closed_ttft_p99: p99(closed),
+      loop_same_ttft_p99: p99(same),
+      loop_users: m(users, `${formatMetric('users', users)} users`),
+    });
     fill(live, {
       loop_text:
-        `Same slider position: the closed loop's TTFT p99 (${formatSeconds(closed.ttft_p99)}) looks ` +
-        `${formatTimes(open.ttft_p99 / closed.ttft_p99)} better than the open loop's (${formatSeconds(open.ttft_p99)}). ` +
-        `But its ${formatMetric('users', closed.users)} users only achieved ${formatRate(closed.throughput_rps)}, ` +
+        `Same slider position: the closed loop's TTFT p99 (${formatSeconds(closed.ttft_p99_s)}) looks ` +
+        `${formatTimes(open.ttft_p99_s / closed.ttft_p99_s)} better than the open loop's (${formatSeconds(open.ttft_p99_s)}). ` +
+        `But its ${formatMetric('users', users)} users only achieved ${formatRate(closed.throughput_rps)}, ` +
         `${formatPercent(closed.throughput_rps / cap)} of capacity, where the open loop was pushed to ` +
         `${formatRate(open.throughput_rps)} (${formatPercent(open.throughput_rps / cap)}). ` +
-        `Same achieved throughput: an open loop offered ${formatRate(closed.open_same_rps)} has a TTFT p99 of ` +
-        `${formatSeconds(closed.open_same_ttft_p99)}, ${formatTimes(closed.open_same_ttft_p99 / closed.ttft_p99)} the closed loop's. ` +
+        `Same achieved throughput: an open loop offered ${formatRate(closed.throughput_rps)} has a TTFT p99 of ` +
+        `${formatSeconds(same.ttft_p99_s)}, ${formatTimes(same.ttft_p99_s / closed.ttft_p99_s)} the closed loop's. ` +
         'Most of the “vanished” tail is load the closed loop never offered.',
     });
   };
-
-  const start = () => {
-    twin = createLab(slot, { id: 'loop-twin', panels: '', controls: '', metrics: '' });
-    mirror(lab, twin, {
-      transform: (s) => ({ ...s, mode: s.mode === 'open' ? 'closed' : 'open' }),
-      watch: box,
-      delayMs: 200,
-    });
-    onUpdate(twin, render);
-    onUpdate(lab, render);
-    fill(live, { loop_text: 'Simulating both loops…' });
-  };
-  const io = new IntersectionObserver(
-    (entries) => {
-      if (entries.some((e) => e.isIntersecting)) {
-        io.disconnect();
-        start();
-      }
-    },
-    { rootMargin: '400px' },
-  );
-  io.observe(box);
+  // The comparison runs up to two more simulations: after a pause, not on every slider step.
+  onUpdate(lab, debounce(render, 200));
+  watchNear(box, (isNear) => {
+    near = isNear;
+    if (near) render();
+  });
 }
 
 export function setup({ lab }) {

@@ -1,0 +1,404 @@
+//! The lesson's experiments as one state machine: a config, the replica's capacity, the sweep of
+//! each load mode (computed one load point at a time, so a page can interleave it with input),
+//! the run at the slider's load, and the comparisons the lesson draws from them.
+//!
+//! What depends on what decides the cost of a change:
+//! - the SLOs and the knee rule only re-judge runs already made;
+//! - the load re-runs the current point;
+//! - the think time drops the closed loop's sweep;
+//! - anything else (engine, cost model, workload, run length, seed) drops the capacity and both
+//!   sweeps.
+//!
+//! Pure and deterministic like kneelab-sim; the page's wasm `Lab` only holds one and forwards. A
+//! crate of its own so the page's build can optimise it for size while the engine below it is
+//! optimised for speed.
+#![warn(missing_docs)]
+
+use kneelab_sim::sweep::{DEFAULT_ATTAINMENT_TARGET, SweepRun};
+use kneelab_sim::{
+    Capacity, Config, ConfigError, KneeRule, LoadConfig, LoadMode, Options, Outcome, Scenario, Simulation, Slo,
+    Summary, Sweep, ThinkDist, capacity, schema, simulate_with_capacity,
+};
+
+/// Requests traced for the timeline: a pool from the middle of the measured run, out of which a
+/// chart shows the consecutive few whose waits are most typical of the run.
+pub const TRACED: u32 = 64;
+
+/// The TTFT SLOs the goodput-by-SLO grid judges the current run under: from 50 ms, 8 a decade, to
+/// 89 s.
+pub fn slo_grid_s() -> impl Iterator<Item = f64> {
+    (0..=26).map(|i| 0.05 * 10f64.powf(f64::from(i) / 8.0))
+}
+
+/// The run at the slider's load.
+#[derive(Clone, Debug)]
+pub struct Point {
+    /// Offered load, as a fraction of capacity.
+    pub load: f64,
+    /// The load mode it ran in.
+    pub mode: LoadMode,
+    /// What the run measured (with its queue series and a traced window).
+    pub outcome: Outcome,
+    /// Closed loop only: an open loop offered the throughput the closed loop achieved, so the two
+    /// can be compared at the same throughput, not only at the same slider position.
+    pub open_at_same_throughput: Option<Summary>,
+}
+
+/// One side of the open-versus-closed comparison.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct LoopSide {
+    /// Achieved throughput.
+    pub throughput_rps: f64,
+    /// TTFT p99.
+    pub ttft_p99_s: f64,
+}
+
+/// The same replica at the same slider position in both load modes, and an open loop at the
+/// closed loop's achieved throughput.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct LoopComparison {
+    /// The slider's load it was computed at.
+    pub load: f64,
+    /// The replica's capacity.
+    pub capacity_rps: f64,
+    /// Open loop at the slider's load.
+    pub open: LoopSide,
+    /// Closed loop at the slider's load (as a demand: users sized from the unloaded latency).
+    pub closed: LoopSide,
+    /// The closed loop's users.
+    pub users: u32,
+    /// Open loop offered the closed loop's achieved throughput.
+    pub open_at_closed_throughput: LoopSide,
+}
+
+/// The lab: see the module's documentation.
+#[derive(Clone, Debug)]
+pub struct Lab {
+    config: Config,
+    load: f64,
+    loads: Vec<f64>,
+    capacity: Option<Capacity>,
+    open: Option<SweepRun>,
+    closed: Option<SweepRun>,
+    /// The current mode's sweep judged under the current SLOs, and (in a closed loop) the open
+    /// loop's finished one: cached, since every redraw reads them.
+    judged: Option<Sweep>,
+    judged_open: Option<Sweep>,
+    point: Option<Point>,
+    loops: Option<((f64, f64, ThinkDist), LoopComparison)>,
+    /// The think time the closed sweep was started with.
+    closed_think: (Option<f64>, ThinkDist),
+}
+
+/// A closed config's think time and its distribution.
+fn think(config: &Config) -> (Option<f64>, ThinkDist) {
+    (config.load.think_time_s, config.load.think_dist.unwrap_or_default())
+}
+
+/// Whether `a` and `b` model the same replica: everything but the load and the SLOs, which the
+/// capacity and both sweeps do not depend on. (Destructured, so a new Config field must be
+/// placed on one side or the other.)
+fn same_model(a: &Config, b: &Config) -> bool {
+    let Config { seed, engine, cost, workload, run, load: _, slo: _ } = a;
+    (seed, engine, cost, workload, run) == (&b.seed, &b.engine, &b.cost, &b.workload, &b.run)
+}
+
+/// The config the sweeps start from: its mode and think time, at the capacity's load.
+fn normalised(mut config: Config) -> Result<Config, ConfigError> {
+    config.load = LoadConfig { offered_load: Some(1.0), rate_rps: None, users: None, ..config.load };
+    config.validate()?;
+    Ok(config)
+}
+
+impl Lab {
+    /// A lab for `config` (the CLI's schema; its `load` gives the mode and, for a closed loop, the
+    /// think time) at the schema's default load. Nothing runs until asked.
+    pub fn new(config: Config) -> Result<Lab, ConfigError> {
+        let config = normalised(config)?;
+        Ok(Lab {
+            config,
+            load: schema::DEFAULT_LOAD,
+            loads: schema::loads(),
+            capacity: None,
+            open: None,
+            closed: None,
+            judged: None,
+            judged_open: None,
+            point: None,
+            loops: None,
+            closed_think: (None, ThinkDist::default()),
+        })
+    }
+
+    /// Takes a new config, keeping whatever it does not invalidate. On an error the lab keeps the
+    /// config it had.
+    pub fn set_config(&mut self, config: Config) -> Result<(), ConfigError> {
+        let config = normalised(config)?;
+        if !same_model(&self.config, &config) {
+            self.capacity = None;
+            self.open = None;
+            self.closed = None;
+            self.loops = None;
+        } else if config.load.mode == LoadMode::Closed && self.closed.is_some() && think(&config) != self.closed_think {
+            // An open config carries no think time, so only a closed one can change the closed curve's.
+            self.closed = None;
+        }
+        self.config = config;
+        self.forget_judged();
+        Ok(())
+    }
+
+    /// Sets the offered load as a fraction of capacity (see [`check_load`]).
+    pub fn set_load(&mut self, load: f64) -> Result<(), ConfigError> {
+        check_load(load)?;
+        self.load = load;
+        Ok(())
+    }
+
+    /// The config in force (its load normalised to the capacity's).
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The offered load.
+    pub fn load(&self) -> f64 {
+        self.load
+    }
+
+    /// The sweeps' load grid.
+    pub fn loads(&self) -> &[f64] {
+        &self.loads
+    }
+
+    /// The load mode in force.
+    pub fn mode(&self) -> LoadMode {
+        self.config.load.mode
+    }
+
+    /// The SLOs in force.
+    pub fn slo(&self) -> Slo {
+        self.config.slo.slo()
+    }
+
+    /// The knee rule in force.
+    pub fn knee_rule(&self) -> KneeRule {
+        self.config.slo.knee
+    }
+
+    /// The replica's capacity, once measured.
+    pub fn capacity(&self) -> Option<Capacity> {
+        self.capacity
+    }
+
+    /// The current mode's sweep run.
+    pub fn curve(&self) -> Option<&SweepRun> {
+        match self.mode() {
+            LoadMode::Open => self.open.as_ref(),
+            LoadMode::Closed => self.closed.as_ref(),
+        }
+    }
+
+    /// Load points run so far by `mode`'s sweep (`None` when it has not started, or was dropped).
+    pub fn points_done(&self, mode: LoadMode) -> Option<usize> {
+        match mode {
+            LoadMode::Open => self.open.as_ref(),
+            LoadMode::Closed => self.closed.as_ref(),
+        }
+        .map(|r| r.outcomes().len())
+    }
+
+    /// Whether the current mode's sweep still has work.
+    pub fn sweep_pending(&self) -> bool {
+        self.curve().is_none_or(|run| !run.is_done())
+    }
+
+    /// Load points of the current mode's sweep done so far, and in all.
+    pub fn progress(&self) -> (usize, usize) {
+        (self.curve().map_or(0, |r| r.outcomes().len()), self.loads.len())
+    }
+
+    /// One slice of sweep work (measuring the capacity, or one load point); returns whether more
+    /// remains.
+    pub fn sweep_step(&mut self) -> Result<bool, ConfigError> {
+        if self.curve().is_none() {
+            self.start_curve()?;
+            return Ok(true);
+        }
+        let run = match self.mode() {
+            LoadMode::Open => self.open.as_mut(),
+            LoadMode::Closed => self.closed.as_mut(),
+        };
+        let more = run.map_or(Ok(false), SweepRun::step)?;
+        self.forget_judged();
+        Ok(more)
+    }
+
+    /// Runs the slider's load (measuring the capacity first if needed).
+    pub fn run_point(&mut self) -> Result<(), ConfigError> {
+        let capacity = self.measured_capacity()?;
+        if self.load <= 0.0 {
+            self.point = None;
+            return Ok(());
+        }
+        let config = &self.config;
+        let at_load =
+            Config { load: LoadConfig { offered_load: Some(self.load), ..config.load.clone() }, ..config.clone() };
+        let scenario = Scenario::with_capacity(&at_load, capacity)?;
+        let measured = scenario.requests.saturating_sub(scenario.warmup);
+        let trace_from = u32::try_from(measured.saturating_sub(u64::from(TRACED)) / 2).unwrap_or(0);
+        let options = Options { series: true, trace_requests: TRACED, trace_from, ..Options::default() };
+        let outcome = Simulation::new(&scenario, options).run()?;
+        let open_at_same_throughput = match config.load.mode {
+            LoadMode::Open => None,
+            LoadMode::Closed => open_at(config, outcome.summary.throughput_rps, capacity)?,
+        };
+        self.point = Some(Point { load: self.load, mode: config.load.mode, outcome, open_at_same_throughput });
+        Ok(())
+    }
+
+    /// The current run, if it matches the current mode and load.
+    pub fn point(&self) -> Option<&Point> {
+        self.point.as_ref().filter(|p| p.mode == self.mode() && p.load == self.load)
+    }
+
+    /// The current mode's sweep so far, judged under the current SLOs (cached).
+    pub fn sweep(&mut self) -> Option<&Sweep> {
+        if self.judged.is_none() {
+            let (slo, rule) = (self.slo(), self.knee_rule());
+            self.judged = self.curve().map(|run| run.assemble(slo, rule, DEFAULT_ATTAINMENT_TARGET));
+        }
+        self.judged.as_ref()
+    }
+
+    /// The judged sweep as last cached by [`Lab::sweep`] (`None` before that, or after a change).
+    pub fn judged(&self) -> Option<&Sweep> {
+        self.judged.as_ref()
+    }
+
+    /// The open loop's sweep as last cached by [`Lab::open_sweep_for_compare`] (closed loop only).
+    pub fn judged_open(&self) -> Option<&Sweep> {
+        self.judged_open.as_ref().filter(|_| self.mode() == LoadMode::Closed)
+    }
+
+    /// In a closed loop, the open loop's sweep once it has finished (for comparison on the same
+    /// chart); `None` in an open loop.
+    pub fn open_sweep_for_compare(&mut self) -> Option<&Sweep> {
+        if self.mode() != LoadMode::Closed {
+            return None;
+        }
+        if self.judged_open.is_none() {
+            let (slo, rule) = (self.slo(), self.knee_rule());
+            self.judged_open =
+                self.open.as_ref().filter(|r| r.is_done()).map(|r| r.assemble(slo, rule, DEFAULT_ATTAINMENT_TARGET));
+        }
+        self.judged_open.as_ref()
+    }
+
+    /// TTFT samples of the current mode's sweep at the lesson's compared loads
+    /// ([`schema::COMPARE_LOADS`]), for those already run.
+    pub fn compare_samples(&self) -> Vec<(f64, &[f64])> {
+        let outcomes = self.curve().map(SweepRun::outcomes).unwrap_or_default();
+        schema::COMPARE_LOADS
+            .iter()
+            .filter_map(|&c| {
+                let i = self.loads.iter().position(|&l| (l - c).abs() < 1e-9)?;
+                outcomes.get(i).map(|o| (c, &o.ttft_samples_s[..]))
+            })
+            .collect()
+    }
+
+    /// The current run's goodput under each TTFT SLO of [`slo_grid_s`] (the TPOT SLO held), with
+    /// its throughput: `(ttft_slo_s, goodput_rps)`.
+    pub fn goodput_by_ttft_slo(&self) -> Vec<(f64, f64)> {
+        let Some(p) = self.point() else { return Vec::new() };
+        let tpot_s = self.slo().tpot_s;
+        slo_grid_s().map(|ttft_s| (ttft_s, p.outcome.goodput(Slo { ttft_s, tpot_s }).goodput_rps)).collect()
+    }
+
+    /// Both load modes at the slider's load, and an open loop at the closed loop's throughput;
+    /// `None` at no load. The closed side's users think `think_s` on average (the config's think
+    /// time in a closed loop; in an open loop, the one the page would switch to). What the current
+    /// point already ran is reused; the rest is cached until the load, the model or `think_s`
+    /// changes.
+    pub fn compare_loops(&mut self, think_s: f64) -> Result<Option<LoopComparison>, ConfigError> {
+        let capacity = self.measured_capacity()?;
+        if self.load <= 0.0 {
+            return Ok(None);
+        }
+        let dist = self.config.load.think_dist.unwrap_or_default();
+        let key = (self.load, think_s, dist);
+        if let Some((_, c)) = self.loops.filter(|(k, _)| *k == key) {
+            return Ok(Some(c));
+        }
+        let base = Config { load: LoadConfig::default(), ..self.config.clone() };
+        let users = capacity::closed_users(self.load, think_s, &capacity);
+        let side = |s: &Summary| LoopSide { throughput_rps: s.throughput_rps, ttft_p99_s: s.ttft_s.p99 };
+        // The current point is one of the two sides (a closed one only if it thinks `think_s`).
+        let point = self.point();
+        let open = match point.filter(|p| p.mode == LoadMode::Open) {
+            Some(p) => side(&p.outcome.summary),
+            None => side(&simulate_with_capacity(
+                &Config { load: LoadConfig::open_offered(self.load), ..base.clone() },
+                capacity,
+            )?),
+        };
+        let (closed, same) =
+            match point.filter(|p| p.mode == LoadMode::Closed && self.config.load.think_time_s == Some(think_s)) {
+                Some(p) => (side(&p.outcome.summary), p.open_at_same_throughput.as_ref().map(side)),
+                None => {
+                    let load = LoadConfig { think_dist: Some(dist), ..LoadConfig::closed(users, think_s) };
+                    let closed = simulate_with_capacity(&Config { load, ..base.clone() }, capacity)?;
+                    (side(&closed), open_at(&base, closed.throughput_rps, capacity)?.as_ref().map(side))
+                }
+            };
+        let comparison = LoopComparison {
+            load: self.load,
+            capacity_rps: capacity.rps,
+            open,
+            closed,
+            users,
+            open_at_closed_throughput: same.unwrap_or(LoopSide { throughput_rps: 0.0, ttft_p99_s: 0.0 }),
+        };
+        self.loops = Some((key, comparison));
+        Ok(Some(comparison))
+    }
+
+    fn measured_capacity(&mut self) -> Result<Capacity, ConfigError> {
+        if self.capacity.is_none() {
+            self.start_curve()?;
+        }
+        self.capacity.ok_or_else(|| ConfigError::new("", "the replica's capacity could not be measured"))
+    }
+
+    /// Starts the current mode's sweep, measuring the capacity if it is not known.
+    fn start_curve(&mut self) -> Result<(), ConfigError> {
+        let run = SweepRun::new(&self.config, &self.loads, self.capacity)?;
+        self.capacity = Some(run.capacity());
+        match self.mode() {
+            LoadMode::Open => self.open = Some(run),
+            LoadMode::Closed => {
+                self.closed = Some(run);
+                self.closed_think = think(&self.config);
+            }
+        }
+        self.forget_judged();
+        Ok(())
+    }
+
+    fn forget_judged(&mut self) {
+        self.judged = None;
+        self.judged_open = None;
+    }
+}
+
+/// Checks a lab's offered load: 0 (no traffic) or within the core's range for a fraction of
+/// capacity (so a vanishing load is an error naming the field, not an endless run).
+pub fn check_load(load: f64) -> Result<(), ConfigError> {
+    if load == 0.0 { Ok(()) } else { kneelab_sim::scenario::check_offered_load("load.offered_load", load) }
+}
+
+/// An open loop offered `rate_rps` with `config`'s model (`None` at no rate).
+fn open_at(config: &Config, rate_rps: f64, capacity: Capacity) -> Result<Option<Summary>, ConfigError> {
+    let open = Config { load: LoadConfig::open_rate(rate_rps), ..config.clone() };
+    (rate_rps > 0.0).then(|| simulate_with_capacity(&open, capacity)).transpose()
+}

@@ -1,0 +1,194 @@
+//! The lab's state machine: what each change keeps and drops, and the comparisons it draws.
+
+use kneelab_lab::{Lab, slo_grid_s};
+use kneelab_sim::{Config, LoadConfig, LoadMode, SloConfig, WorkloadPreset, capacity, schema};
+
+fn rag(load: LoadConfig, requests: u32) -> Config {
+    schema::lesson_config(WorkloadPreset::Rag, load, requests)
+}
+
+const REQUESTS: u32 = 800;
+
+fn open() -> Config {
+    rag(LoadConfig { mode: LoadMode::Open, ..LoadConfig::default() }, REQUESTS)
+}
+
+fn closed(think_s: f64) -> Config {
+    rag(LoadConfig { mode: LoadMode::Closed, think_time_s: Some(think_s), ..LoadConfig::default() }, REQUESTS)
+}
+
+/// A lab whose open sweep has two points and whose closed sweep (think 5 s) has one, left in
+/// `mode`.
+fn warmed(mode: LoadMode) -> Lab {
+    let mut lab = Lab::new(open()).unwrap();
+    for _ in 0..3 {
+        lab.sweep_step().unwrap(); // the capacity, then two points
+    }
+    lab.set_config(closed(5.0)).unwrap();
+    lab.sweep_step().unwrap(); // the closed sweep starts (the capacity is kept)
+    lab.sweep_step().unwrap();
+    if mode == LoadMode::Open {
+        lab.set_config(open()).unwrap();
+    }
+    lab
+}
+
+#[test]
+fn a_change_drops_only_what_depends_on_it() {
+    // (what changes, the capacity kept, the open sweep kept, the closed sweep kept)
+    type Change = fn(&mut Config);
+    let rows: [(&str, Change, bool, bool, bool); 7] = [
+        ("nothing", |_| {}, true, true, true),
+        ("TTFT SLO", |c| c.slo.ttft_ms *= 2.0, true, true, true),
+        ("knee rule", |c| c.slo.knee = kneelab_sim::KneeRule::P99, true, true, true),
+        ("think time", |c| c.load.think_time_s = Some(9.0), true, true, false),
+        ("max_num_seqs", |c| c.engine.max_num_seqs = 32, false, false, false),
+        ("seed", |c| c.seed += 1, false, false, false),
+        ("run length", |c| c.run.requests += 100, false, false, false),
+    ];
+    for (what, change, capacity, open_kept, closed_kept) in rows {
+        let mut lab = warmed(LoadMode::Closed);
+        let mut config = closed(5.0);
+        change(&mut config);
+        lab.set_config(config).unwrap();
+        assert_eq!(lab.capacity().is_some(), capacity, "{what}: capacity");
+        assert_eq!(lab.points_done(LoadMode::Open), open_kept.then_some(2), "{what}: open sweep");
+        assert_eq!(lab.points_done(LoadMode::Closed), closed_kept.then_some(1), "{what}: closed sweep");
+    }
+}
+
+#[test]
+fn switching_modes_keeps_both_sweeps() {
+    let mut lab = warmed(LoadMode::Open);
+    assert_eq!(lab.progress(), (2, schema::loads().len()));
+    lab.set_config(closed(5.0)).unwrap();
+    assert_eq!(lab.progress(), (1, schema::loads().len()));
+}
+
+#[test]
+fn a_bad_change_names_the_field_and_keeps_the_last_good_config() {
+    let mut lab = warmed(LoadMode::Open);
+    let mut bad = open();
+    bad.engine.max_num_seqs = 0;
+    let err = lab.set_config(bad).unwrap_err();
+    assert_eq!(err.path, "engine.max_num_seqs");
+    assert_eq!(lab.config().engine.max_num_seqs, open().engine.max_num_seqs);
+    assert_eq!(lab.points_done(LoadMode::Open), Some(2));
+    for (load, ok) in [(0.0, true), (0.5, true), (-0.1, false), (f64::NAN, false), (1e-12, false), (50.0, false)] {
+        let got = lab.set_load(load);
+        assert_eq!(got.is_ok(), ok, "load {load}");
+        if let Err(e) = got {
+            assert_eq!(e.path, "load.offered_load");
+        }
+    }
+    assert_eq!(lab.load(), 0.5, "a refused load leaves the last good one");
+}
+
+#[test]
+fn the_point_follows_the_load_and_the_mode() {
+    let mut lab = Lab::new(open()).unwrap();
+    lab.set_load(0.7).unwrap();
+    assert!(lab.point().is_none());
+    lab.run_point().unwrap();
+    let p = lab.point().expect("a point at 70%");
+    assert_eq!((p.load, p.mode), (0.7, LoadMode::Open));
+    assert!(p.open_at_same_throughput.is_none(), "an open loop needs no twin at its own throughput");
+    assert!(!p.outcome.traces.is_empty() && !p.outcome.series.is_empty());
+    lab.set_load(0.8).unwrap();
+    assert!(lab.point().is_none(), "a point at 70% is not shown at 80%");
+    lab.set_load(0.0).unwrap();
+    lab.run_point().unwrap();
+    assert!(lab.point().is_none(), "no traffic, no run");
+
+    lab.set_config(closed(5.0)).unwrap();
+    lab.set_load(0.9).unwrap();
+    lab.run_point().unwrap();
+    let p = lab.point().unwrap();
+    let same = p.open_at_same_throughput.as_ref().expect("a closed loop gets its open twin");
+    let rel = (same.throughput_rps - p.outcome.summary.throughput_rps).abs() / p.outcome.summary.throughput_rps;
+    assert!(rel < 0.05, "the twin achieves the closed loop's throughput: {rel}");
+}
+
+#[test]
+fn slos_rejudge_the_sweep_without_rerunning_it() {
+    let mut lab = Lab::new(open()).unwrap();
+    while lab.sweep_step().unwrap() {}
+    assert!(!lab.sweep_pending());
+    let loose = lab.sweep().unwrap().knee.expect("a knee at the lesson's SLOs").offered_load;
+    let mut tight = open();
+    tight.slo = SloConfig { ttft_ms: tight.slo.ttft_ms / 4.0, ..tight.slo };
+    lab.set_config(tight).unwrap();
+    assert!(!lab.sweep_pending(), "an SLO change reruns nothing");
+    let strict = lab.sweep().unwrap().knee.expect("a knee at a quarter of the TTFT SLO").offered_load;
+    assert!(strict < loose, "a tighter SLO moves the knee down: {strict} vs {loose}");
+    let compared: Vec<f64> = lab
+        .compare_samples()
+        .iter()
+        .map(|(l, s)| {
+            assert!(!s.is_empty());
+            *l
+        })
+        .collect();
+    assert_eq!(compared, schema::COMPARE_LOADS);
+    assert!(lab.open_sweep_for_compare().is_none(), "an open loop compares with nothing");
+    lab.set_config(closed(5.0)).unwrap();
+    assert!(lab.open_sweep_for_compare().is_some(), "a closed loop shows the finished open curve");
+}
+
+#[test]
+fn goodput_by_slo_rises_to_the_throughput() {
+    let mut lab = Lab::new(open()).unwrap();
+    assert!(lab.goodput_by_ttft_slo().is_empty(), "no run, no grid");
+    lab.set_load(0.95).unwrap();
+    lab.run_point().unwrap();
+    let grid = lab.goodput_by_ttft_slo();
+    let slos: Vec<f64> = slo_grid_s().collect();
+    assert_eq!(grid.len(), 27);
+    assert_eq!(grid.iter().map(|g| g.0).collect::<Vec<_>>(), slos);
+    assert!((slos[0] - 0.05).abs() < 1e-12, "from 50 ms");
+    assert!(slos.windows(2).all(|w| (w[1] / w[0] - 10f64.powf(0.125)).abs() < 1e-9), "8 a decade");
+    let throughput = lab.point().unwrap().outcome.summary.throughput_rps;
+    assert!(grid.windows(2).all(|w| w[1].1 >= w[0].1), "a looser SLO never loses goodput");
+    assert!(grid.iter().all(|g| g.1 <= throughput + 1e-9));
+    assert!(grid[0].1 < grid[26].1, "50 ms is stricter than 89 s at 95% load");
+}
+
+#[test]
+fn the_loop_comparison_is_the_same_from_either_side_and_reuses_the_point() {
+    let think_s = 5.0;
+    let mut from_open = Lab::new(open()).unwrap();
+    from_open.set_load(1.0).unwrap();
+    let cold = from_open.compare_loops(think_s).unwrap().unwrap();
+    from_open.run_point().unwrap();
+    let mut fresh = Lab::new(open()).unwrap();
+    fresh.set_load(1.0).unwrap();
+    fresh.run_point().unwrap();
+    let reused = fresh.compare_loops(think_s).unwrap().unwrap();
+    assert_eq!(cold, reused, "reusing the point's run changes nothing");
+
+    let mut from_closed = Lab::new(closed(think_s)).unwrap();
+    from_closed.set_load(1.0).unwrap();
+    from_closed.run_point().unwrap();
+    let c = from_closed.compare_loops(think_s).unwrap().unwrap();
+    assert_eq!(c, reused, "the same comparison whichever mode the lab is in");
+
+    let cap = from_closed.capacity().unwrap();
+    assert_eq!(c.users, capacity::closed_users(1.0, think_s, &cap));
+    assert_eq!(c.capacity_rps, cap.rps);
+    assert!(c.closed.throughput_rps < c.open.throughput_rps, "a closed loop offers less at the same slider: {c:?}");
+    assert!(c.closed.ttft_p99_s < c.open.ttft_p99_s, "and so its tail looks better: {c:?}");
+    let rel = (c.open_at_closed_throughput.throughput_rps - c.closed.throughput_rps).abs() / c.closed.throughput_rps;
+    assert!(rel < 0.05, "the third column runs at the closed loop's throughput: {rel}");
+
+    assert!(from_closed.compare_loops(f64::NAN).is_err(), "a bad think time is refused");
+    from_closed.set_load(0.0).unwrap();
+    assert_eq!(from_closed.compare_loops(think_s).unwrap(), None);
+}
+
+#[test]
+fn the_lab_runs_the_lessons_other_workload_too() {
+    let mut lab = Lab::new(schema::lesson_config(WorkloadPreset::Chat, LoadConfig::default(), REQUESTS)).unwrap();
+    lab.set_load(0.5).unwrap();
+    lab.run_point().unwrap();
+    assert!(lab.point().unwrap().outcome.summary.throughput_rps > 0.0);
+}
