@@ -298,9 +298,11 @@ test('timing: slider input to readout, and a parameter change to all charts redr
 // kinds and the lesson's computed sentences to 225 KB (the wasm from 136 to 142 KB of it; building
 // the engine for size instead of speed would save 4 KB but slow slider input to readout from 32 to
 // 45 ms). The TTFT-by-percentile chart (3.4 KB of wasm), the page's schema module (1 KB) and the
-// hero's picture of one engine step (5.5 KB, wasm and module) took it to about 239 KB. The budget
-// is 240 KB until the lighter-page work wins it back.
-test('everything the pages load totals at most 240 KB gzipped, all from this origin', async ({ page, request }) => {
+// hero's picture of one engine step (5.5 KB, wasm and module) took it to about 239 KB. Moving the
+// lab's experiments into their own size-optimised crate won 0.3 KB; the V1-calibrated cost model
+// (a step-time table, a per-sequence term) and vLLM bench's burst load added 1.5 KB, to about
+// 241.4 KB. The budget is 242 KB until the lighter-page work wins it back.
+test('everything the pages load totals at most 242 KB gzipped, all from this origin', async ({ page, request }) => {
   for (const url of ['/', '/lab.html']) {
     const loaded = new Set();
     page.on('request', (req) => loaded.add(req.url()));
@@ -317,7 +319,7 @@ test('everything the pages load totals at most 240 KB gzipped, all from this ori
       rows.push(`${new URL(u).pathname} ${gz}`);
     }
     console.log(`SIZE ${url}: ${(total / 1024).toFixed(1)} KiB gzipped over ${rows.length} files`);
-    expect(total).toBeLessThanOrEqual(240_000);
+    expect(total).toBeLessThanOrEqual(242_000);
     page.removeAllListeners('request');
   }
 });

@@ -1,7 +1,9 @@
 //! `kneelab`: the lesson's simulated vLLM replica from a terminal. `run` one config, `sweep` it
-//! over offered load to find the knee, `size` a fleet by Little's Law. Every subcommand reads the
+//! over offered load to find the knee, `size` a fleet by Little's Law, `calibrate` against
+//! published measurements. Every subcommand reads the
 //! same JSON Config as the page; all simulation logic lives in kneelab-sim.
 
+mod calibrate;
 mod error;
 mod input;
 mod run;
@@ -23,6 +25,7 @@ Examples:
   kneelab sweep examples/rag.json --format csv        latency and goodput over offered load, and the knee
   kneelab size --max-num-seqs 64 --batch-s 8 --peak-qps 100
   kneelab size --config examples/rag.json --peak-qps 40
+  kneelab calibrate                                   the replica against published vLLM measurements
 
 CONFIG is a JSON file (see examples/ and the schema in crates/sim/src/config.rs), or - for stdin.
 Bad input prints one line, `kneelab: error: ...`, naming the file and field, and exits with code 2.";
@@ -41,6 +44,7 @@ enum Command {
     Run(run::RunArgs),
     Sweep(sweep::SweepArgs),
     Size(size::SizeArgs),
+    Calibrate(calibrate::CalibrateArgs),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +56,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(&args),
         Command::Sweep(args) => sweep::run(&args),
         Command::Size(args) => size::run(&args),
+        Command::Calibrate(args) => calibrate::run(&args),
     };
     match result.and_then(|out| emit(&out)) {
         Ok(()) => ExitCode::SUCCESS,
@@ -78,7 +83,7 @@ fn clap_error(e: clap::Error) -> ExitCode {
             ExitCode::SUCCESS
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            CliError::input("a subcommand is required: run, sweep or size; see kneelab --help").report()
+            CliError::input("a subcommand is required: run, sweep, size or calibrate; see kneelab --help").report()
         }
         _ => {
             // clap's first paragraph, e.g. "error: invalid value 'xml' for '--format <FORMAT>'\n  [possible

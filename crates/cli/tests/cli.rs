@@ -464,3 +464,19 @@ fn help_has_worked_examples_and_version_works() {
     assert!(ok(&["--version"], None).starts_with("kneelab "));
     assert_eq!(kneelab(&["frobnicate"], None).status.code(), Some(2), "clap's usage errors exit 2");
 }
+
+#[test]
+fn calibrate_prints_every_figure_held() {
+    let out = kneelab(&["calibrate", "--requests", "2000"], None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("V1 mean E2E at 40 QPS") && text.contains("A100 linear layers, 8192 tokens"), "{text}");
+    assert!(text.contains("23 of 23 held figures within tolerance"), "{text}");
+    let json = kneelab(&["calibrate", "--format", "json", "--requests", "2000"], None);
+    let rows: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 26);
+    assert_eq!(rows[0]["tolerance"], 0.1);
+    let bad = kneelab(&["calibrate", "--requests", "0"], None);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--requests"), "{}", String::from_utf8_lossy(&bad.stderr));
+}

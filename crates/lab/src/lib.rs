@@ -105,6 +105,9 @@ fn same_model(a: &Config, b: &Config) -> bool {
 
 /// The config the sweeps start from: its mode and think time, at the capacity's load.
 fn normalised(mut config: Config) -> Result<Config, ConfigError> {
+    if config.load.mode == LoadMode::Burst {
+        return Err(ConfigError::new("load.mode", "a lab sweeps offered load: use \"open\" or \"closed\""));
+    }
     config.load = LoadConfig { offered_load: Some(1.0), rate_rps: None, users: None, ..config.load };
     config.validate()?;
     Ok(config)
@@ -194,7 +197,7 @@ impl Lab {
     pub fn curve(&self) -> Option<&SweepRun> {
         match self.mode() {
             LoadMode::Open => self.open.as_ref(),
-            LoadMode::Closed => self.closed.as_ref(),
+            LoadMode::Closed | LoadMode::Burst => self.closed.as_ref(),
         }
     }
 
@@ -202,7 +205,7 @@ impl Lab {
     pub fn points_done(&self, mode: LoadMode) -> Option<usize> {
         match mode {
             LoadMode::Open => self.open.as_ref(),
-            LoadMode::Closed => self.closed.as_ref(),
+            LoadMode::Closed | LoadMode::Burst => self.closed.as_ref(),
         }
         .map(|r| r.outcomes().len())
     }
@@ -226,7 +229,7 @@ impl Lab {
         }
         let run = match self.mode() {
             LoadMode::Open => self.open.as_mut(),
-            LoadMode::Closed => self.closed.as_mut(),
+            LoadMode::Closed | LoadMode::Burst => self.closed.as_mut(),
         };
         let more = run.map_or(Ok(false), SweepRun::step)?;
         self.forget_judged();
@@ -249,7 +252,7 @@ impl Lab {
         let options = Options { series: true, trace_requests: TRACED, trace_from, ..Options::default() };
         let outcome = Simulation::new(&scenario, options).run()?;
         let open_at_same_throughput = match config.load.mode {
-            LoadMode::Open => None,
+            LoadMode::Open | LoadMode::Burst => None,
             LoadMode::Closed => open_at(config, outcome.summary.throughput_rps, capacity)?,
         };
         self.point = Some(Point { load: self.load, mode: config.load.mode, outcome, open_at_same_throughput });
@@ -376,7 +379,7 @@ impl Lab {
         self.capacity = Some(run.capacity());
         match self.mode() {
             LoadMode::Open => self.open = Some(run),
-            LoadMode::Closed => {
+            LoadMode::Closed | LoadMode::Burst => {
                 self.closed = Some(run);
                 self.closed_think = think(&self.config);
             }

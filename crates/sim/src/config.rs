@@ -109,6 +109,10 @@ pub struct CostConfig {
     /// Linear: time per token of context attention reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_context_token_ms: Option<f64>,
+    /// Both: CPU time per sequence in the step (its share of scheduling, input preparation,
+    /// sampling and detokenising). Linear: 0 if absent; roofline: the preset's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_seq_ms: Option<f64>,
     /// Roofline: fixed per-step overhead (scheduling, sampling, kernel launches).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overhead_ms: Option<f64>,
@@ -144,6 +148,7 @@ impl CostConfig {
             step_ms: None,
             per_token_ms: None,
             per_context_token_ms: None,
+            per_seq_ms: None,
             overhead_ms: None,
             min_step_ms: None,
             compute_ms_per_token: None,
@@ -279,6 +284,11 @@ pub enum LoadMode {
     Open,
     /// A fixed population of users, each waiting for its answer and thinking before the next.
     Closed,
+    /// `run.requests` requests at once (an infinite rate), then the drain; statistics cover all of
+    /// them. `vllm bench serve --request-rate inf --num-prompts N`, with `max_concurrency` as its
+    /// `--max-concurrency C`: at most C in flight, each finished one replaced at once by the next
+    /// (a closed loop of C users with no think time, for N requests).
+    Burst,
 }
 
 /// How think times are drawn in a closed loop.
@@ -317,6 +327,10 @@ pub struct LoadConfig {
     /// Closed: `exponential` (default) or `fixed` think times.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think_dist: Option<ThinkDist>,
+    /// Burst: at most this many requests in flight (`vllm bench serve --max-concurrency`); absent,
+    /// every request arrives at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<u32>,
 }
 
 impl Default for LoadConfig {
@@ -340,6 +354,7 @@ impl LoadConfig {
             users: None,
             think_time_s: None,
             think_dist: None,
+            max_concurrency: None,
         }
     }
     /// `users` users with exponential think times of mean `think_time_s`.
@@ -351,6 +366,10 @@ impl LoadConfig {
             offered_load: None,
             ..Self::open_offered(0.0)
         }
+    }
+    /// Every request at once, at most `max_concurrency` in flight if given.
+    pub fn burst(max_concurrency: Option<u32>) -> Self {
+        LoadConfig { mode: LoadMode::Burst, offered_load: None, max_concurrency, ..Self::open_offered(0.0) }
     }
 }
 

@@ -129,7 +129,8 @@ fn full_batch(scenario: &Scenario, shape: Shape, kind: LimitKind, running: f64, 
     let prefill_per_step = running * shape.prompt / steps;
     let chunk = (budget - decoding).max(1.0).min(shape.prompt);
     let share = (prefill_per_step / chunk).min(1.0);
-    let context = scenario.cost.per_context_s() * running * shape.context;
+    // Every running sequence is in every step, decoding or taking its chunk.
+    let context = scenario.cost.per_context_s() * running * shape.context + scenario.cost.per_seq_s() * running;
     let step_s =
         (1.0 - share) * step_s(scenario, decoding, 0.0) + share * step_s(scenario, decoding + chunk, 0.0) + context;
     let batch_s = steps * step_s;
@@ -159,7 +160,7 @@ fn prefill_bound(scenario: &Scenario, shape: Shape, budget: f64, max_running: f6
         let prefill_steps = (shape.prompt / (budget - decoding).max(1.0)).max(1.0);
         batch_s = (shape.decode_steps + prefill_steps) * step;
         running = (rps * batch_s).min(max_running);
-        step = step_s(scenario, budget, running * shape.context);
+        step = step_s(scenario, budget, running * shape.context) + scenario.cost.per_seq_s() * running;
         rps = budget / (per_request * step);
     }
     Limit {

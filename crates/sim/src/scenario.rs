@@ -73,6 +73,12 @@ pub enum Load {
         /// Think time distribution.
         think: ThinkDist,
     },
+    /// Every request at time 0, with at most `concurrency` in flight when given (each finished
+    /// one replaced at once), then the drain.
+    Burst {
+        /// The most requests in flight at once.
+        concurrency: Option<u32>,
+    },
 }
 
 /// How the config asked for load, before capacity is known.
@@ -82,6 +88,7 @@ enum LoadSpec {
     Offered { offered_load: f64, burstiness: f64 },
     Users { users: u32, think_s: f64, think: ThinkDist },
     ClosedOffered { offered_load: f64, think_s: f64, think: ThinkDist },
+    Burst { concurrency: Option<u32> },
 }
 
 /// SLOs in seconds.
@@ -169,7 +176,7 @@ impl Scenario {
     pub fn rate_rps(&self) -> Option<f64> {
         match self.load {
             Load::Open { rate_rps, .. } => Some(rate_rps),
-            Load::Closed { .. } => None,
+            Load::Closed { .. } | Load::Burst { .. } => None,
         }
     }
 }
@@ -189,6 +196,7 @@ fn finish(mut base: Scenario, spec: LoadSpec, capacity: Option<Capacity>) -> Sce
             let cap = capacity.expect("capacity measured for an offered load");
             Load::Closed { users: capacity::closed_users(offered_load, think_s, &cap), think_s, think }
         }
+        LoadSpec::Burst { concurrency } => Load::Burst { concurrency },
     };
     base
 }
@@ -295,6 +303,31 @@ fn resolve(c: &Config) -> Result<(Scenario, LoadSpec), ConfigError> {
         }
     };
     let spec = match l.mode {
+        LoadMode::Open | LoadMode::Closed if l.max_concurrency.is_some() => {
+            return Err(ConfigError::new("load.max_concurrency", "applies to mode \"burst\" only"));
+        }
+        LoadMode::Burst => {
+            for (name, set) in [
+                ("rate_rps", l.rate_rps.is_some()),
+                ("offered_load", l.offered_load.is_some()),
+                ("burstiness", l.burstiness.is_some()),
+                ("users", l.users.is_some()),
+                ("think_time_s", l.think_time_s.is_some()),
+                ("think_dist", l.think_dist.is_some()),
+            ] {
+                not_for(name, set, "burst")?;
+            }
+            if let Some(n) = l.max_concurrency {
+                range_u64("load.max_concurrency", n as u64, 1, MAX_USERS as u64)?;
+            }
+            if c.run.warmup_requests.is_some_and(|w| w > 0) {
+                return Err(ConfigError::new(
+                    "run.warmup_requests",
+                    "must be 0 for mode \"burst\" (it measures every request)",
+                ));
+            }
+            LoadSpec::Burst { concurrency: l.max_concurrency }
+        }
         LoadMode::Open => {
             not_for("users", l.users.is_some(), "open")?;
             not_for("think_time_s", l.think_time_s.is_some(), "open")?;
@@ -357,7 +390,7 @@ fn resolve(c: &Config) -> Result<(Scenario, LoadSpec), ConfigError> {
     positive("slo.ttft_ms", c.slo.ttft_ms, 1e9)?;
     positive("slo.tpot_ms", c.slo.tpot_ms, 1e9)?;
     range_u64("run.requests", c.run.requests as u64, 1, MAX_REQUESTS as u64)?;
-    let warmup = c.run.warmup();
+    let warmup = if l.mode == LoadMode::Burst { 0 } else { c.run.warmup() };
     if warmup >= c.run.requests {
         return Err(ConfigError::new(
             "run.warmup_requests",

@@ -96,6 +96,8 @@ pub struct Preset {
     pub gpu: &'static str,
     /// Where the preset's numbers come from.
     pub source: &'static str,
+    /// The vLLM version whose overheads the preset stands for.
+    pub vllm: &'static str,
     /// `vllm serve`'s default `--max-num-seqs` on this GPU class in V1.
     pub v1_default_max_num_seqs: u32,
     /// `vllm serve`'s default `--max-num-batched-tokens` there.
@@ -388,10 +390,12 @@ pub fn schema() -> Schema {
             .iter()
             .map(|p| Preset {
                 name: p.name,
-                label: format!("Llama-3-8B · {}", p.gpu),
+                // The GPU's short name ("A100" of "A100-80GB") keeps the label within a select.
+                label: format!("Llama-3-8B · {} · {}", p.gpu.split('-').next().unwrap_or(p.gpu), p.vllm),
                 model: MODEL,
                 gpu: p.gpu,
                 source: p.source,
+                vllm: p.vllm,
                 v1_default_max_num_seqs: p.v1_default_max_num_seqs,
                 v1_default_max_num_batched_tokens: p.v1_default_max_num_batched_tokens,
             })

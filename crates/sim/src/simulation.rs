@@ -135,6 +135,16 @@ impl Simulation {
                 let gap = draw_gap(&mut streams.gaps, gamma_gaps.as_ref(), rate_rps);
                 events.push(Arrival { time_s: gap, user: OPEN_LOOP });
             }
+            Load::Burst { concurrency } => {
+                // One open-ended chain of arrivals at time 0, or one chain per seat.
+                let seats = concurrency.map_or(1, |c| u64::from(c).min(scenario.requests));
+                for user in 0..seats {
+                    events.push(Arrival {
+                        time_s: 0.0,
+                        user: if concurrency.is_some() { user as u32 } else { OPEN_LOOP },
+                    });
+                }
+            }
             Load::Closed { users, think_s, think } => {
                 for user in 0..users {
                     // Start each user partway through a think, as if the loop had been running.
@@ -408,15 +418,23 @@ impl Simulation {
             traced,
         });
         self.record_gauges(arrival.time_s);
-        if let Load::Open { rate_rps, .. } = self.scenario.load {
-            let gap = draw_gap(&mut self.streams.gaps, self.gamma_gaps.as_ref(), rate_rps);
-            self.events.push(Arrival { time_s: arrival.time_s + gap, user: OPEN_LOOP });
+        match self.scenario.load {
+            Load::Open { rate_rps, .. } => {
+                let gap = draw_gap(&mut self.streams.gaps, self.gamma_gaps.as_ref(), rate_rps);
+                self.events.push(Arrival { time_s: arrival.time_s + gap, user: OPEN_LOOP });
+            }
+            // An unlimited burst: the next request comes at the same instant, until all have.
+            Load::Burst { concurrency: None } if self.arrived < self.scenario.requests => {
+                self.events.push(Arrival { time_s: arrival.time_s, user: OPEN_LOOP });
+            }
+            _ => {}
         }
     }
 
     /// How many identical steps the formed step stands for, and their times.
     fn plan_jump(&self, start: f64) -> Jump {
-        let d0 = self.scenario.cost.step_s(self.plan.tokens, self.plan.context);
+        let seqs = self.plan.scheduled.len() as u64;
+        let d0 = self.scenario.cost.step_s(self.plan.tokens, seqs, self.plan.context);
         if !self.plan.pure_decode {
             return Jump { steps: 1, first_s: d0, growth_s: 0.0 };
         }
@@ -536,12 +554,21 @@ impl Simulation {
                 }
             }
             self.batch.release(slot);
-            if let Load::Closed { think_s, think, .. } = self.scenario.load {
-                let pause = match think {
-                    ThinkDist::Exponential => think_s * self.streams.think.exp1(),
-                    ThinkDist::Fixed => think_s,
-                };
-                self.events.push(Arrival { time_s: end + pause, user });
+            match self.scenario.load {
+                Load::Closed { think_s, think, .. } => {
+                    let pause = match think {
+                        ThinkDist::Exponential => think_s * self.streams.think.exp1(),
+                        ThinkDist::Fixed => think_s,
+                    };
+                    self.events.push(Arrival { time_s: end + pause, user });
+                }
+                // A capped burst: the seat goes to the next request at once, while any are left.
+                Load::Burst { concurrency: Some(_) }
+                    if self.arrived + (self.events.len() as u64) < self.scenario.requests =>
+                {
+                    self.events.push(Arrival { time_s: end, user });
+                }
+                _ => {}
             }
             if measured {
                 self.measured_done += 1;

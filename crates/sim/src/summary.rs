@@ -244,6 +244,7 @@ impl Outcome {
         let (users, rate, mode) = match scenario.load {
             Load::Open { rate_rps, .. } => (None, Some(rate_rps), "open"),
             Load::Closed { users, .. } => (Some(users), None, "closed"),
+            Load::Burst { concurrency } => (concurrency, None, "burst"),
         };
         let summary = Summary {
             load_mode: mode.to_string(),

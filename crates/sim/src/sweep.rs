@@ -164,6 +164,9 @@ impl SweepRun {
     /// config's load mode and think time are kept; its rate, users or offered load are not.
     pub fn new(config: &Config, loads: &[f64], capacity: Option<Capacity>) -> Result<SweepRun, ConfigError> {
         load_check(loads)?;
+        if config.load.mode == LoadMode::Burst {
+            return Err(ConfigError::new("load.mode", "a sweep runs over offered load: use \"open\" or \"closed\""));
+        }
         let mut probe = config.clone();
         probe.load = LoadConfig { offered_load: Some(1.0), rate_rps: None, users: None, ..config.load.clone() };
         let base = match capacity {
@@ -184,6 +187,8 @@ impl SweepRun {
             Load::Closed { think_s, think, .. } => {
                 self.base.with_load(Load::Closed { users: capacity::closed_users(load, think_s, cap), think_s, think })
             }
+            // `new` refuses a burst; a sweep has no offered load to give it.
+            Load::Burst { .. } => return Ok(false),
         };
         scenario.offered_load = Some(load);
         self.outcomes.push(Simulation::new(&scenario, Options::default()).run()?);
@@ -292,7 +297,7 @@ pub fn assemble(runs: &Runs<'_>, slo: Slo, rule: KneeRule, target: f64) -> Sweep
                 // The rate the run actually drew, so throughput is compared with what arrived.
                 LoadMode::Open if summary.arrival_rate_rps > 0.0 => summary.arrival_rate_rps,
                 LoadMode::Open => summary.offered_rate_rps.unwrap_or(load * cap.rps),
-                LoadMode::Closed => load * cap.rps,
+                LoadMode::Closed | LoadMode::Burst => load * cap.rps,
             };
             SweepPoint { offered_load: load, offered_rps, summary }
         })

@@ -243,12 +243,18 @@ fn load(f: Field) -> BoxedStrategy<Value> {
             ("think_time_s", f.req(log_float(1e-3, 120.0))),
             ("think_dist", f.f(word(&["exponential", "fixed"]))),
         ]),
+        // vllm bench's --request-rate inf, with or without --max-concurrency.
+        100 => object(vec![
+            ("mode", f.req(word(&["burst"]))),
+            ("max_concurrency", f.f(log_int(1, 400))),
+        ]),
         1 => object(vec![
-            ("mode", f.f(word(&["open", "closed"]))),
+            ("mode", f.f(word(&["open", "closed", "burst"]))),
             ("offered_load", f.f(log_float(0.01, 3.0))),
             ("rate_rps", f.f(log_float(1e-3, 2e3))),
             ("users", f.f(log_int(1, 400))),
             ("think_time_s", f.f(log_float(1e-3, 120.0))),
+            ("max_concurrency", f.f(log_int(1, 400))),
         ]),
     ]
     .boxed()

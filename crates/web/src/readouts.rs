@@ -7,7 +7,7 @@ use kneelab_lab::Lab;
 use kneelab_sim::{Capacity, Goodput, QueuePoint, Summary, Sweep};
 
 /// Name -> value (`None` when not known yet, e.g. the knee before the sweep has finished).
-pub type Readouts = BTreeMap<String, Option<f64>>;
+pub type Readouts = BTreeMap<&'static str, Option<f64>>;
 
 /// What the current point contributes: its summary, goodput re-judged under the current SLOs,
 /// and for a closed loop the open loop run at the same achieved throughput.
@@ -63,12 +63,12 @@ pub fn of_lab(lab: &mut Lab) -> Readouts {
     if let Some(p) = lab.point() {
         // The requests the timeline shows, and how their waits compare with the run's.
         let shown = crate::charts::typical_window(&p.outcome.traces, p.outcome.summary.queue_s.mean);
-        r.insert("timeline_wait_mean_s".into(), (!shown.is_empty()).then(|| crate::charts::mean_wait_s(shown)));
-        r.insert("timeline_first_id".into(), shown.first().map(|t| t.id as f64));
+        r.insert("timeline_wait_mean_s", (!shown.is_empty()).then(|| crate::charts::mean_wait_s(shown)));
+        r.insert("timeline_first_id", shown.first().map(|t| t.id as f64));
     }
-    r.insert("slo_ttft_s".into(), Some(slo.ttft_s));
-    r.insert("slo_tpot_s".into(), Some(slo.tpot_s));
-    r.insert("load".into(), Some(lab.load()));
+    r.insert("slo_ttft_s", Some(slo.ttft_s));
+    r.insert("slo_tpot_s", Some(slo.tpot_s));
+    r.insert("load", Some(lab.load()));
     r
 }
 
@@ -78,121 +78,113 @@ pub fn build(point: Option<PointView<'_>>, sweep: Option<&Sweep>, capacity: Opti
     if let Some(p) = point {
         let s = p.summary;
         let stats = [
-            ("ttft", &s.ttft_s),
-            ("tpot", &s.tpot_s),
-            ("itl", &s.itl_s),
-            ("e2e", &s.e2e_s),
-            ("queue", &s.queue_s),
-            ("batch", &s.batch_s),
+            (["ttft_mean", "ttft_p50", "ttft_p90", "ttft_p99"], &s.ttft_s),
+            (["tpot_mean", "tpot_p50", "tpot_p90", "tpot_p99"], &s.tpot_s),
+            (["itl_mean", "itl_p50", "itl_p90", "itl_p99"], &s.itl_s),
+            (["e2e_mean", "e2e_p50", "e2e_p90", "e2e_p99"], &s.e2e_s),
+            (["queue_mean", "queue_p50", "queue_p90", "queue_p99"], &s.queue_s),
+            (["batch_mean", "batch_p50", "batch_p90", "batch_p99"], &s.batch_s),
         ];
-        for (name, stat) in stats {
+        for (names, stat) in stats {
             let has = stat.count > 0;
-            let v = |x: f64| has.then_some(x);
-            r.insert(format!("{name}_mean"), v(stat.mean));
-            r.insert(format!("{name}_p50"), v(stat.p50));
-            r.insert(format!("{name}_p90"), v(stat.p90));
-            r.insert(format!("{name}_p99"), v(stat.p99));
+            for (name, x) in names.into_iter().zip([stat.mean, stat.p50, stat.p90, stat.p99]) {
+                r.insert(name, has.then_some(x));
+            }
         }
         // How far the tail has torn away from the median.
-        r.insert(
-            "ttft_p99_over_p50".into(),
-            (s.ttft_s.count > 0 && s.ttft_s.p50 > 0.0).then(|| s.ttft_s.p99 / s.ttft_s.p50),
-        );
-        r.insert("throughput_rps".into(), Some(s.throughput_rps));
-        r.insert("output_tokens_per_s".into(), Some(s.output_tokens_per_s));
-        r.insert("goodput_rps".into(), Some(p.goodput.goodput_rps));
-        r.insert("slo_attainment".into(), Some(p.goodput.slo_attainment));
-        r.insert("num_requests_running".into(), Some(s.num_requests_running_mean));
-        r.insert("num_requests_waiting".into(), Some(s.num_requests_waiting_mean));
-        r.insert("num_requests_running_now".into(), Some(p.final_state.0 as f64));
-        r.insert("num_requests_waiting_now".into(), Some(p.final_state.1 as f64));
-        r.insert("kv_cache_usage".into(), Some(s.kv_cache_usage_mean));
-        r.insert("num_preemptions".into(), Some(s.num_preemptions as f64));
+        r.insert("ttft_p99_over_p50", (s.ttft_s.count > 0 && s.ttft_s.p50 > 0.0).then(|| s.ttft_s.p99 / s.ttft_s.p50));
+        r.insert("throughput_rps", Some(s.throughput_rps));
+        r.insert("output_tokens_per_s", Some(s.output_tokens_per_s));
+        r.insert("goodput_rps", Some(p.goodput.goodput_rps));
+        r.insert("slo_attainment", Some(p.goodput.slo_attainment));
+        r.insert("num_requests_running", Some(s.num_requests_running_mean));
+        r.insert("num_requests_waiting", Some(s.num_requests_waiting_mean));
+        r.insert("num_requests_running_now", Some(p.final_state.0 as f64));
+        r.insert("num_requests_waiting_now", Some(p.final_state.1 as f64));
+        r.insert("kv_cache_usage", Some(s.kv_cache_usage_mean));
+        r.insert("num_preemptions", Some(s.num_preemptions as f64));
         let st = &s.steps;
         let all = st.decode_only + st.with_prefill;
-        r.insert("decode_step_s".into(), (st.decode_only > 0).then_some(st.decode_only_mean_s));
-        r.insert("prefill_step_s".into(), (st.with_prefill > 0).then_some(st.with_prefill_mean_s));
-        r.insert("prefill_step_share".into(), (all > 0).then(|| st.with_prefill as f64 / all as f64));
-        r.insert("requests_completed".into(), Some(s.requests_completed as f64));
-        r.insert("duration_s".into(), Some(s.duration_s));
-        r.insert("littles_l".into(), Some(s.littles_law.l));
-        r.insert("littles_lambda_rps".into(), Some(s.littles_law.lambda_rps));
-        r.insert("littles_w_s".into(), Some(s.littles_law.w_s));
-        r.insert("littles_rel_error".into(), Some(s.littles_law.rel_error));
+        r.insert("decode_step_s", (st.decode_only > 0).then_some(st.decode_only_mean_s));
+        r.insert("prefill_step_s", (st.with_prefill > 0).then_some(st.with_prefill_mean_s));
+        r.insert("prefill_step_share", (all > 0).then(|| st.with_prefill as f64 / all as f64));
+        r.insert("requests_completed", Some(s.requests_completed as f64));
+        r.insert("duration_s", Some(s.duration_s));
+        r.insert("littles_l", Some(s.littles_law.l));
+        r.insert("littles_lambda_rps", Some(s.littles_law.lambda_rps));
+        r.insert("littles_w_s", Some(s.littles_law.w_s));
+        r.insert("littles_rel_error", Some(s.littles_law.rel_error));
         // The same law for the batch alone: running = throughput x time in the batch.
-        r.insert("littles_batch_l".into(), Some(s.littles_law_batch.l));
-        r.insert("littles_batch_w_s".into(), Some(s.littles_law_batch.w_s));
-        r.insert("littles_batch_rel_error".into(), Some(s.littles_law_batch.rel_error));
-        r.insert("users".into(), s.users.map(f64::from));
-        r.insert("offered_rps".into(), s.offered_rate_rps.or_else(|| Some(s.offered_load? * s.capacity_rps?)));
-        r.insert("offered_load".into(), s.offered_load);
-        r.insert(
-            "arrival_rate_rps".into(),
-            (s.load_mode == "open" && s.arrival_rate_rps > 0.0).then_some(s.arrival_rate_rps),
-        );
-        r.insert("truncated".into(), Some(if s.truncated { 1.0 } else { 0.0 }));
+        r.insert("littles_batch_l", Some(s.littles_law_batch.l));
+        r.insert("littles_batch_w_s", Some(s.littles_law_batch.w_s));
+        r.insert("littles_batch_rel_error", Some(s.littles_law_batch.rel_error));
+        r.insert("users", s.users.map(f64::from));
+        r.insert("offered_rps", s.offered_rate_rps.or_else(|| Some(s.offered_load? * s.capacity_rps?)));
+        r.insert("offered_load", s.offered_load);
+        r.insert("arrival_rate_rps", (s.load_mode == "open" && s.arrival_rate_rps > 0.0).then_some(s.arrival_rate_rps));
+        r.insert("truncated", Some(if s.truncated { 1.0 } else { 0.0 }));
         // The last minute of the run, and its two halves: is the queue growing or just noise?
         let (series, end) = p.series;
         let start = series.first().map_or(end, |q| q.t_s);
         let from = (end - GAUGE_WINDOW_S).max(start);
         let mid = (from + end) / 2.0;
         if let Some((mean, max)) = waiting_over(series, from, end) {
-            r.insert("waiting_window_s".into(), Some(end - from));
-            r.insert("waiting_window_mean".into(), Some(mean));
-            r.insert("waiting_window_max".into(), Some(f64::from(max)));
-            r.insert("waiting_window_first_half".into(), waiting_over(series, from, mid).map(|w| w.0));
-            r.insert("waiting_window_second_half".into(), waiting_over(series, mid, end).map(|w| w.0));
+            r.insert("waiting_window_s", Some(end - from));
+            r.insert("waiting_window_mean", Some(mean));
+            r.insert("waiting_window_max", Some(f64::from(max)));
+            r.insert("waiting_window_first_half", waiting_over(series, from, mid).map(|w| w.0));
+            r.insert("waiting_window_second_half", waiting_over(series, mid, end).map(|w| w.0));
         }
         if let Some(open) = p.open_at_same_throughput {
-            r.insert("open_same_rps".into(), open.offered_rate_rps);
-            r.insert("open_same_ttft_p50".into(), Some(open.ttft_s.p50));
-            r.insert("open_same_ttft_p99".into(), Some(open.ttft_s.p99));
+            r.insert("open_same_rps", open.offered_rate_rps);
+            r.insert("open_same_ttft_p50", Some(open.ttft_s.p50));
+            r.insert("open_same_ttft_p99", Some(open.ttft_s.p99));
         }
     }
     if let Some(c) = capacity {
-        r.insert("capacity_rps".into(), Some(c.rps));
-        r.insert("base_latency_s".into(), Some(c.base_latency_s));
+        r.insert("capacity_rps", Some(c.rps));
+        r.insert("base_latency_s", Some(c.base_latency_s));
     }
     if let Some(s) = sweep {
-        r.insert("sweep_points".into(), Some(s.points.len() as f64));
-        r.insert("attainment_target".into(), Some(s.attainment_target));
+        r.insert("sweep_points", Some(s.points.len() as f64));
+        r.insert("attainment_target", Some(s.attainment_target));
         // A knee at the sweep's highest load is no knee found: the SLOs hold all the way (a closed
         // loop's users, say, who never push the replica past them).
         let highest = s.points.iter().map(|p| p.offered_load).fold(f64::NEG_INFINITY, f64::max);
         if s.knee.is_some_and(|k| k.offered_load >= highest) {
-            r.insert("knee_beyond_sweep".into(), Some(highest));
+            r.insert("knee_beyond_sweep", Some(highest));
         }
         if let Some(k) = s.knee.filter(|k| k.offered_load < highest) {
             let at_knee = s.points.iter().find(|p| p.offered_load == k.offered_load).map(|p| &p.summary);
-            r.insert("knee_load".into(), Some(k.offered_load));
-            r.insert("knee_rps".into(), Some(k.throughput_rps));
-            r.insert("knee_goodput_rps".into(), Some(k.goodput_rps));
-            r.insert("knee_e2e_s".into(), at_knee.map(|s| s.e2e_s.mean));
-            r.insert("knee_running".into(), at_knee.map(|s| s.num_requests_running_mean));
-            r.insert("knee_batch_s".into(), at_knee.map(|s| s.batch_s.mean));
-            r.insert("knee_ttft_p99_s".into(), Some(k.ttft_p99_s));
-            r.insert("knee_tpot_p99_s".into(), Some(k.tpot_p99_s));
-            r.insert("knee_slo_attainment".into(), Some(k.slo_attainment));
+            r.insert("knee_load", Some(k.offered_load));
+            r.insert("knee_rps", Some(k.throughput_rps));
+            r.insert("knee_goodput_rps", Some(k.goodput_rps));
+            r.insert("knee_e2e_s", at_knee.map(|s| s.e2e_s.mean));
+            r.insert("knee_running", at_knee.map(|s| s.num_requests_running_mean));
+            r.insert("knee_batch_s", at_knee.map(|s| s.batch_s.mean));
+            r.insert("knee_ttft_p99_s", Some(k.ttft_p99_s));
+            r.insert("knee_tpot_p99_s", Some(k.tpot_p99_s));
+            r.insert("knee_slo_attainment", Some(k.slo_attainment));
         }
-        r.insert("distserve_goodput_rps".into(), s.distserve_goodput_rps);
-        r.insert("ttft_p99_crossing_load".into(), s.p99_crossing.ttft_load);
-        r.insert("tpot_p99_crossing_load".into(), s.p99_crossing.tpot_load);
+        r.insert("distserve_goodput_rps", s.distserve_goodput_rps);
+        r.insert("ttft_p99_crossing_load", s.p99_crossing.ttft_load);
+        r.insert("tpot_p99_crossing_load", s.p99_crossing.tpot_load);
         if let Some(sat) = s.saturation {
-            r.insert("saturation_load".into(), Some(sat.offered_load));
-            r.insert("saturation_rps".into(), Some(sat.throughput_rps));
+            r.insert("saturation_load", Some(sat.offered_load));
+            r.insert("saturation_rps", Some(sat.throughput_rps));
             let at = s.points.iter().find(|p| p.offered_load == sat.offered_load).map(|p| &p.summary);
             // The batch time a fleet is sized with (the sweep's sizing basis).
-            r.insert("saturation_batch_s".into(), s.sizing.map(|b| b.batch_s));
-            r.insert("saturation_running".into(), at.map(|s| s.num_requests_running_mean));
-            r.insert("saturation_e2e_s".into(), at.map(|s| s.e2e_s.mean));
+            r.insert("saturation_batch_s", s.sizing.map(|b| b.batch_s));
+            r.insert("saturation_running", at.map(|s| s.num_requests_running_mean));
+            r.insert("saturation_e2e_s", at.map(|s| s.e2e_s.mean));
         }
         let l = &s.limits;
-        r.insert("limit_seq_cap_rps".into(), Some(l.seq_cap.rps));
-        r.insert("limit_kv_cache_rps".into(), Some(l.kv_cache.rps));
-        r.insert("limit_prefill_rps".into(), Some(l.prefill.rps));
-        r.insert("limit_prefill_tokens_per_s".into(), Some(l.prefill.prefill_tokens_per_s));
-        r.insert("limit_seq_cap_batch_s".into(), Some(l.seq_cap.batch_s));
-        r.insert("limit_rps".into(), Some(l.rps));
+        r.insert("limit_seq_cap_rps", Some(l.seq_cap.rps));
+        r.insert("limit_kv_cache_rps", Some(l.kv_cache.rps));
+        r.insert("limit_prefill_rps", Some(l.prefill.rps));
+        r.insert("limit_prefill_tokens_per_s", Some(l.prefill.prefill_tokens_per_s));
+        r.insert("limit_seq_cap_batch_s", Some(l.seq_cap.batch_s));
+        r.insert("limit_rps", Some(l.rps));
     }
     r
 }

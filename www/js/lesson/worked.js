@@ -79,6 +79,7 @@ function setupRag(wasm, lab) {
 function setupFleet(wasm, lab) {
   const box = document.getElementById('fleet-box');
   const preset = document.getElementById('fleet-preset');
+  for (const p of SCHEMA.presets) preset.add(new Option(p.label, p.name));
   const peakInput = document.getElementById('fleet-peak');
   const peakError = document.getElementById('fleet-peak-error');
   let near = false;
