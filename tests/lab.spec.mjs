@@ -300,9 +300,11 @@ test('timing: slider input to readout, and a parameter change to all charts redr
 // 45 ms). The TTFT-by-percentile chart (3.4 KB of wasm), the page's schema module (1 KB) and the
 // hero's picture of one engine step (5.5 KB, wasm and module) took it to about 239 KB. Moving the
 // lab's experiments into their own size-optimised crate won 0.3 KB; the V1-calibrated cost model
-// (a step-time table, a per-sequence term) and vLLM bench's burst load added 1.5 KB, to about
-// 241.4 KB. The budget is 242 KB until the lighter-page work wins it back.
-test('everything the pages load totals at most 242 KB gzipped, all from this origin', async ({ page, request }) => {
+// (a step-time table, a per-sequence term), vLLM bench's burst load and client-side TTFT and E2E
+// (the frontend's cost) added 2.9 KB, to about 242.9 KB. (Joint length tables stay out of the
+// wasm: kneelab-sim's `empirical` feature, 7 KB, is the CLI's.) The budget is 243 KB until the
+// lighter-page work wins it back.
+test('everything the pages load totals at most 243 KB gzipped, all from this origin', async ({ page, request }) => {
   for (const url of ['/', '/lab.html']) {
     const loaded = new Set();
     page.on('request', (req) => loaded.add(req.url()));
@@ -319,7 +321,7 @@ test('everything the pages load totals at most 242 KB gzipped, all from this ori
       rows.push(`${new URL(u).pathname} ${gz}`);
     }
     console.log(`SIZE ${url}: ${(total / 1024).toFixed(1)} KiB gzipped over ${rows.length} files`);
-    expect(total).toBeLessThanOrEqual(242_000);
+    expect(total).toBeLessThanOrEqual(243_000);
     page.removeAllListeners('request');
   }
 });

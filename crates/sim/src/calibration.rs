@@ -14,7 +14,9 @@
 
 use serde::Serialize;
 
-use crate::config::{Config, CostConfig, DistConfig, EngineConfig, LoadConfig, RunConfig, SloConfig, WorkloadConfig};
+use crate::config::{
+    Config, CostConfig, EngineConfig, LoadConfig, RunConfig, SloConfig, WorkloadConfig, WorkloadPreset,
+};
 use crate::cost::{CostModel, LLAMA_3_8B_A100, LLAMA_3_8B_H100};
 use crate::error::ConfigError;
 use crate::{Scenario, capacity, simulate_with_capacity};
@@ -95,11 +97,9 @@ pub const V1_E2E_S: [(f64, f64, bool); 6] = [
 pub const V1_KNEE_QPS: f64 = 60.0;
 
 /// The replica the V1 figure ran: the H100 preset with V1's defaults of the time (budget 2,048,
-/// chunked prefill, `max_num_seqs` 1,024), an 80 GB card's KV cache at 0.9 memory use, and
-/// ShareGPT-like lengths (lognormal, prompts mean 205 and median 77, outputs mean 200 and median
-/// 160, each capped at 1,024 as `vllm bench`'s ShareGPT sampling prunes them), at `load`.
+/// chunked prefill, `max_num_seqs` 1,024), an 80 GB card's KV cache at 0.9 memory use, and the
+/// ShareGPT-like workload (`scenario::SHAREGPT_LIKE`, lengths drawn jointly), at `load`.
 pub fn v1_setup(load: LoadConfig, requests: u32) -> Config {
-    let sigma = |mean: f64, median: f64| (2.0 * (mean / median).ln()).sqrt();
     Config {
         seed: 1,
         engine: EngineConfig {
@@ -110,10 +110,7 @@ pub fn v1_setup(load: LoadConfig, requests: u32) -> Config {
             block_size_tokens: 16,
         },
         cost: CostConfig::roofline(LLAMA_3_8B_H100.name),
-        workload: WorkloadConfig::explicit(
-            DistConfig::lognormal(205.0, sigma(205.0, 77.0), Some(1024)),
-            DistConfig::lognormal(200.0, sigma(200.0, 160.0), Some(1024)),
-        ),
+        workload: WorkloadConfig::preset(WorkloadPreset::Sharegpt),
         load,
         slo: SloConfig::default(),
         run: RunConfig { requests, warmup_requests: Some(requests / 10) },

@@ -109,6 +109,14 @@ pub struct CostConfig {
     /// Linear: time per token of context attention reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_context_token_ms: Option<f64>,
+    /// Both: time per request outside the engine (HTTP, the API server), which a client-side
+    /// TTFT and E2E include and vLLM's own metrics do not. 0 if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frontend_ms: Option<f64>,
+    /// Both: time per prompt and output token outside the engine (tokenising, detokenising).
+    /// 0 if absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frontend_per_token_ms: Option<f64>,
     /// Both: CPU time per sequence in the step (its share of scheduling, input preparation,
     /// sampling and detokenising). Linear: 0 if absent; roofline: the preset's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -149,6 +157,8 @@ impl CostConfig {
             per_token_ms: None,
             per_context_token_ms: None,
             per_seq_ms: None,
+            frontend_ms: None,
+            frontend_per_token_ms: None,
             overhead_ms: None,
             min_step_ms: None,
             compute_ms_per_token: None,
@@ -240,6 +250,9 @@ pub enum WorkloadPreset {
     Chat,
     /// Retrieval-augmented generation: long prompts, short answers (about 30:1).
     Rag,
+    /// ShareGPT-like conversations: prompt and output lengths drawn together from a table
+    /// (`scenario::SHAREGPT_LIKE`), as `vllm bench serve --dataset-name sharegpt` samples them.
+    Sharegpt,
 }
 
 /// Request sizes: a preset, explicit distributions, or a preset with one side overridden.
@@ -257,22 +270,46 @@ pub struct WorkloadConfig {
     /// Output length in tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<DistConfig>,
+    /// Prompt and output lengths drawn together: `[[prompt_tokens, output_tokens, weight], ...]`,
+    /// each row drawn with probability in proportion to its weight, so the two lengths keep
+    /// their correlation. An output of 0 tokens runs as 1 (vLLM emits at least the first).
+    /// (Built with the `empirical` feature, as the CLI is; the page's wasm is not.)
+    #[cfg(feature = "empirical")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub empirical: Option<Vec<(u64, u64, f64)>>,
 }
 
 impl Default for WorkloadConfig {
     fn default() -> Self {
-        WorkloadConfig { preset: Some(WorkloadPreset::Chat), prompt_tokens: None, output_tokens: None }
+        WorkloadConfig::preset(WorkloadPreset::Chat)
     }
 }
 
 impl WorkloadConfig {
     /// Explicit prompt and output distributions.
     pub fn explicit(prompt_tokens: DistConfig, output_tokens: DistConfig) -> Self {
-        WorkloadConfig { preset: None, prompt_tokens: Some(prompt_tokens), output_tokens: Some(output_tokens) }
+        WorkloadConfig {
+            preset: None,
+            prompt_tokens: Some(prompt_tokens),
+            output_tokens: Some(output_tokens),
+            #[cfg(feature = "empirical")]
+            empirical: None,
+        }
+    }
+    /// Prompt and output lengths drawn together from `[prompt, output, weight]` rows.
+    #[cfg(feature = "empirical")]
+    pub fn empirical(rows: Vec<(u64, u64, f64)>) -> Self {
+        WorkloadConfig { preset: None, prompt_tokens: None, output_tokens: None, empirical: Some(rows) }
     }
     /// A named preset.
     pub fn preset(preset: WorkloadPreset) -> Self {
-        WorkloadConfig { preset: Some(preset), prompt_tokens: None, output_tokens: None }
+        WorkloadConfig {
+            preset: Some(preset),
+            prompt_tokens: None,
+            output_tokens: None,
+            #[cfg(feature = "empirical")]
+            empirical: None,
+        }
     }
 }
 

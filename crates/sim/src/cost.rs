@@ -78,7 +78,7 @@ pub const LLAMA_3_8B_A100: RooflinePreset = RooflinePreset {
 ///   `sqrt(a^2 + (b N)^2)` through the ends is 20-25% fast at 256-384 tokens, where the estimate
 ///   bends; `a` = 5.9 ms and `b` = 0.0208 ms/token (the A100's scaled by HBM bandwidth and bf16
 ///   FLOP/s) remain the curve a config gets when it overrides either.
-/// - overhead 2.2 ms and 12.5 us per sequence per step: fitted to vLLM V1's mean end-to-end
+/// - overhead 2.2 ms and 8 us per sequence per step: fitted to vLLM V1's mean end-to-end
 ///   latency against QPS on one H100 (the V1 alpha release post, 2025-01-27; ShareGPT, budget
 ///   2,048, see `calibration.rs`). vLLM 0.6's 7.2 ms decode step at batch <= 10 (1.0 ms of
 ///   overhead) came from runs with `--num-scheduler-steps 10`, which spread the scheduler's CPU
@@ -119,7 +119,7 @@ const H100_LINEAR_MS: [(f64, f64); 9] = [
 ];
 
 /// The H100 preset's CPU time per sequence per step (fitted; see [`LLAMA_3_8B_H100`]).
-const H100_PER_SEQ_MS: f64 = 0.0125;
+const H100_PER_SEQ_MS: f64 = 0.008;
 
 /// Every roofline preset, by name.
 pub const PRESETS: [RooflinePreset; 2] = [LLAMA_3_8B_A100, LLAMA_3_8B_H100];
@@ -127,6 +127,36 @@ pub const PRESETS: [RooflinePreset; 2] = [LLAMA_3_8B_A100, LLAMA_3_8B_H100];
 /// Looks a preset up by name.
 pub fn preset(name: &str) -> Option<&'static RooflinePreset> {
     PRESETS.iter().find(|p| p.name == name)
+}
+
+/// What a request costs outside the engine, in seconds: the difference between what a client
+/// (`vllm bench serve`) measures and what vLLM's metrics (`vllm:time_to_first_token_seconds`)
+/// see.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Frontend {
+    /// Per request (HTTP, the API server).
+    pub fixed_s: f64,
+    /// Per prompt or output token (tokenising, detokenising).
+    pub per_token_s: f64,
+}
+
+impl Frontend {
+    /// Resolves and checks `cost.frontend_ms` and `cost.frontend_per_token_ms`.
+    pub fn from_config(c: &CostConfig) -> Result<Frontend, ConfigError> {
+        let fixed = check_ms("cost.frontend_ms", c.frontend_ms.unwrap_or(0.0), 0.0, 1e5)?;
+        let per_token = check_ms("cost.frontend_per_token_ms", c.frontend_per_token_ms.unwrap_or(0.0), 0.0, 1e3)?;
+        Ok(Frontend { fixed_s: fixed / 1e3, per_token_s: per_token / 1e3 })
+    }
+
+    /// Client-side TTFT for a server-side one: the request's way in, its prompt tokenised.
+    pub fn ttft_s(&self, server_ttft_s: f64, prompt: u32) -> f64 {
+        server_ttft_s + self.fixed_s + self.per_token_s * f64::from(prompt)
+    }
+
+    /// Client-side end-to-end latency: every token tokenised or detokenised too.
+    pub fn e2e_s(&self, server_e2e_s: f64, prompt: u32, output: u32) -> f64 {
+        server_e2e_s + self.fixed_s + self.per_token_s * (f64::from(prompt) + f64::from(output))
+    }
 }
 
 /// A resolved cost model; all times in seconds.
@@ -362,7 +392,7 @@ mod tests {
 
     #[test]
     fn per_seq_ms_is_checked_and_defaults_to_the_preset() {
-        assert_eq!(roofline("llama-3-8b-h100").per_seq_s(), 0.0125e-3);
+        assert_eq!(roofline("llama-3-8b-h100").per_seq_s(), 0.008e-3);
         assert_eq!(roofline("llama-3-8b-a100").per_seq_s(), 0.0);
         for bad in [-1.0, f64::NAN, 1e4] {
             let c = CostConfig { per_seq_ms: Some(bad), ..CostConfig::linear(1.0, 0.0, 0.0) };

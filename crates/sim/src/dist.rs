@@ -1,5 +1,8 @@
 //! Token-count distributions, resolved from [`DistConfig`] and sampled from a seeded stream.
 
+#[cfg(feature = "empirical")]
+use std::sync::Arc;
+
 use crate::config::{DistConfig, DistKind};
 use crate::error::ConfigError;
 use crate::sampling::{LogNormal, Stream};
@@ -42,6 +45,100 @@ pub enum TokenDist {
         /// Whether the cap was given (otherwise it is [`MAX_TOKENS`]).
         capped: bool,
     },
+    /// One column of a [`Joint`] table: drawn alone it has the table's marginal distribution.
+    #[cfg(feature = "empirical")]
+    Joint {
+        /// The table.
+        table: Joint,
+        /// 0 for prompts, 1 for outputs.
+        column: usize,
+        /// The column's mean, weighted.
+        mean: f64,
+        /// The column's weighted mean square.
+        mean_square: f64,
+        /// The column's largest value.
+        max: u32,
+    },
+}
+
+/// The most rows an empirical table may have.
+#[cfg(feature = "empirical")]
+pub const MAX_ROWS: usize = 100_000;
+
+/// Prompt and output lengths drawn together from weighted rows.
+#[cfg(feature = "empirical")]
+#[derive(Clone, Debug, PartialEq)]
+pub struct Joint {
+    rows: Arc<[[u32; 2]]>,
+    /// Running sums of the weights, for drawing a row by inversion.
+    cumulative: Arc<[f64]>,
+}
+
+#[cfg(feature = "empirical")]
+impl Joint {
+    /// Validates `[prompt, output, weight]` rows (their errors named under `path`) and returns the
+    /// prompt and output columns, both drawing from one shared table.
+    pub fn columns(rows: &[(u64, u64, f64)], path: &str) -> Result<(TokenDist, TokenDist), ConfigError> {
+        if rows.is_empty() || rows.len() > MAX_ROWS {
+            return Err(ConfigError::new(path, format!("needs 1 to {MAX_ROWS} rows, got {}", rows.len())));
+        }
+        let mut pairs = Vec::with_capacity(rows.len());
+        let mut cumulative = Vec::with_capacity(rows.len());
+        let mut total = 0.0;
+        for (i, &(prompt, output, weight)) in rows.iter().enumerate() {
+            let row = |what: &str| format!("{path}[{i}]{what}");
+            if !(1..=MAX_TOKENS).contains(&prompt) {
+                return Err(ConfigError::new(
+                    row("[0]"),
+                    format!("prompt tokens must be from 1 to {MAX_TOKENS}, got {prompt}"),
+                ));
+            }
+            if output > MAX_TOKENS {
+                return Err(ConfigError::new(
+                    row("[1]"),
+                    format!("output tokens must be from 0 to {MAX_TOKENS}, got {output}"),
+                ));
+            }
+            if !(weight.is_finite() && weight > 0.0 && weight <= 1e12) {
+                return Err(ConfigError::new(
+                    row("[2]"),
+                    format!("the weight must be above 0 and at most 1e12, got {weight}"),
+                ));
+            }
+            total += weight;
+            cumulative.push(total);
+            // vLLM emits at least the first token.
+            pairs.push([prompt as u32, (output as u32).max(1)]);
+        }
+        let table = Joint { rows: pairs.into(), cumulative: cumulative.into() };
+        let column = |c: usize| {
+            let (mut mean, mut square, mut max) = (0.0, 0.0, 0);
+            for (r, w) in table.rows.iter().zip(table.weights()) {
+                let v = f64::from(r[c]);
+                mean += w * v / total;
+                square += w * v * v / total;
+                max = max.max(r[c]);
+            }
+            TokenDist::Joint { table: table.clone(), column: c, mean, mean_square: square, max }
+        };
+        Ok((column(0), column(1)))
+    }
+
+    fn weights(&self) -> impl Iterator<Item = f64> + '_ {
+        self.cumulative.iter().scan(0.0, |last, &c| {
+            let w = c - *last;
+            *last = c;
+            Some(w)
+        })
+    }
+
+    /// Draws one row: `[prompt, output]`.
+    pub fn sample(&self, stream: &mut Stream) -> [u32; 2] {
+        let total = self.cumulative.last().copied().unwrap_or(0.0);
+        let u = stream.uniform() * total;
+        let i = self.cumulative.partition_point(|&c| c <= u).min(self.rows.len() - 1);
+        self.rows[i]
+    }
 }
 
 impl TokenDist {
@@ -139,6 +236,8 @@ impl TokenDist {
                 let v = dist.sample(stream).round();
                 v.clamp(1.0, *max as f64) as u32
             }
+            #[cfg(feature = "empirical")]
+            TokenDist::Joint { table, column, .. } => table.sample(stream)[*column],
         }
     }
 
@@ -150,6 +249,8 @@ impl TokenDist {
             TokenDist::Geometric { max, capped, .. } | TokenDist::Lognormal { max, capped, .. } => {
                 capped.then_some(*max)
             }
+            #[cfg(feature = "empirical")]
+            TokenDist::Joint { max, .. } => Some(*max),
         }
     }
 
@@ -170,6 +271,8 @@ impl TokenDist {
             // One token plus failures of a geometric with p = 1 / mean: E[X^2] = m (2m - 1).
             TokenDist::Geometric { mean, .. } => mean * (2.0 * mean - 1.0),
             TokenDist::Lognormal { dist, .. } => (2.0 * dist.mu + 2.0 * dist.sigma * dist.sigma).exp(),
+            #[cfg(feature = "empirical")]
+            TokenDist::Joint { mean_square, .. } => *mean_square,
         }
     }
 
@@ -179,6 +282,8 @@ impl TokenDist {
             TokenDist::Fixed(v) => *v as f64,
             TokenDist::Uniform { min, max } => (*min as f64 + *max as f64) / 2.0,
             TokenDist::Geometric { mean, .. } | TokenDist::Lognormal { mean, .. } => *mean,
+            #[cfg(feature = "empirical")]
+            TokenDist::Joint { mean, .. } => *mean,
         }
     }
 }

@@ -29,6 +29,7 @@
 #![warn(missing_docs)]
 
 mod batch;
+#[cfg(feature = "empirical")]
 pub mod calibration;
 pub mod capacity;
 pub mod config;

@@ -46,6 +46,10 @@ pub const MAX_SERIES_POINTS: usize = 500_000;
 pub struct Recorder {
     /// TTFT of each measured request.
     pub ttft_s: Vec<f64>,
+    /// Client-side TTFT of each measured request (server-side plus the frontend's time).
+    pub client_ttft_s: Vec<f64>,
+    /// Client-side end-to-end latency of each measured request.
+    pub client_e2e_s: Vec<f64>,
     /// TPOT of each measured request with more than one output token.
     pub tpot_s: Vec<f64>,
     /// E2E latency of each measured request.
@@ -202,6 +206,12 @@ impl Recorder {
         self.slo_pairs.push((ttft_s, tpot_s.unwrap_or(0.0)));
         self.prompt_tokens += prompt as u64;
         self.generation_tokens += output as u64;
+    }
+
+    /// The client's view of the request just completed (see [`crate::cost::Frontend`]).
+    pub fn client(&mut self, ttft_s: f64, e2e_s: f64) {
+        self.client_ttft_s.push(ttft_s);
+        self.client_e2e_s.push(e2e_s);
     }
 
     /// `k` steps taking `duration_s` in all ran: decode-only ones, or one that carries prefill.

@@ -41,6 +41,16 @@ pub const CHAT: Workload =
 pub const RAG: Workload =
     Workload { name: "rag", preset: WorkloadPreset::Rag, label: "RAG", slo_ttft_ms: 2000.0, slo_tpot_ms: 200.0 };
 
+/// ShareGPT-like conversations (`vllm bench`'s default dataset), judged by chat's SLOs; the
+/// CLI's, not offered on the page.
+pub const SHAREGPT: Workload = Workload {
+    name: "sharegpt",
+    preset: WorkloadPreset::Sharegpt,
+    label: "ShareGPT-like",
+    slo_ttft_ms: CHAT.slo_ttft_ms,
+    slo_tpot_ms: CHAT.slo_tpot_ms,
+};
+
 /// Every workload the page offers, in the order it lists them.
 pub const WORKLOADS: [Workload; 2] = [CHAT, RAG];
 
@@ -49,6 +59,7 @@ pub fn workload(preset: WorkloadPreset) -> &'static Workload {
     match preset {
         WorkloadPreset::Chat => &CHAT,
         WorkloadPreset::Rag => &RAG,
+        WorkloadPreset::Sharegpt => &SHAREGPT,
     }
 }
 
@@ -71,12 +82,13 @@ pub struct WorkloadInfo {
 
 impl WorkloadInfo {
     fn of(w: Workload) -> Self {
-        let (prompt, output) = crate::scenario::workload_preset(w.preset);
+        let means = crate::scenario::workload_preset(w.preset).map(|(p, o)| (p.mean, o.mean));
+        let (prompt, output) = means.unwrap_or_default();
         WorkloadInfo {
             name: w.name,
             label: w.label,
-            prompt_mean_tokens: prompt.mean.unwrap_or(f64::NAN),
-            output_mean_tokens: output.mean.unwrap_or(f64::NAN),
+            prompt_mean_tokens: prompt.unwrap_or(f64::NAN),
+            output_mean_tokens: output.unwrap_or(f64::NAN),
             slo_ttft_ms: w.slo_ttft_ms,
             slo_tpot_ms: w.slo_tpot_ms,
         }

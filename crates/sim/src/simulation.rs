@@ -370,8 +370,7 @@ impl Simulation {
         let sc = &self.scenario;
         let id = self.arrived;
         self.arrived += 1;
-        let prompt = sc.prompt.sample(&mut self.streams.sizes);
-        let output = sc.output.sample(&mut self.streams.sizes);
+        let (prompt, output) = draw_lengths(sc, &mut self.streams.sizes);
         let kv_tokens = prompt as u64 + output as u64 - 1;
         if kv_tokens.div_ceil(sc.engine.block_size_tokens as u64) > sc.engine.kv_blocks {
             self.state = State::Failed(ConfigError::new(
@@ -546,6 +545,8 @@ impl Simulation {
                 let tpot = (r.output > 1).then(|| (e2e - ttft) / (r.output - 1) as f64);
                 let queue = r.first_scheduled_s - r.arrival_s;
                 self.recorder.complete(ttft, tpot, e2e, queue, r.prompt, r.output);
+                let front = self.scenario.frontend;
+                self.recorder.client(front.ttft_s(ttft, r.prompt), front.e2e_s(e2e, r.prompt, r.output));
                 if traced {
                     let trace = &mut self.recorder.traces[(r.id - self.first_traced) as usize];
                     trace.scheduled_s = r.first_scheduled_s;
@@ -579,6 +580,17 @@ impl Simulation {
             }
         }
     }
+}
+
+/// A request's prompt and output lengths: one draw of a joint table, which keeps their
+/// correlation, or one draw of each distribution.
+fn draw_lengths(sc: &Scenario, stream: &mut Stream) -> (u32, u32) {
+    #[cfg(feature = "empirical")]
+    if let crate::dist::TokenDist::Joint { table, .. } = &sc.prompt {
+        let [p, o] = table.sample(stream);
+        return (p, o);
+    }
+    (sc.prompt.sample(stream), sc.output.sample(stream))
 }
 
 impl Request {

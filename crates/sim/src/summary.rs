@@ -44,14 +44,21 @@ pub struct Summary {
     pub goodput_rps: f64,
     /// Fraction of measured requests meeting both SLOs.
     pub slo_attainment: f64,
-    /// Time to first token.
+    /// Time to first token, server-side: from arrival at the engine, as
+    /// `vllm:time_to_first_token_seconds` sees it.
     pub ttft_s: Stat,
+    /// Time to first token as a client sees it (`vllm bench serve`): `ttft_s` plus the time
+    /// outside the engine (`cost.frontend_ms` and `cost.frontend_per_token_ms` per prompt token);
+    /// the same as `ttft_s` when those are 0.
+    pub client_ttft_s: Stat,
     /// Time per output token, per request with more than one output token.
     pub tpot_s: Stat,
     /// Every gap between consecutive tokens of a request (`vllm:inter_token_latency_seconds`).
     pub itl_s: Stat,
-    /// End-to-end latency.
+    /// End-to-end latency, server-side.
     pub e2e_s: Stat,
+    /// End-to-end latency as a client sees it (every token through the frontend too).
+    pub client_e2e_s: Stat,
     /// Time from arrival to first being scheduled.
     pub queue_s: Stat,
     /// Time in the batch, first scheduled to last token (E2E minus queue): the W that goes with
@@ -256,6 +263,8 @@ impl Outcome {
             goodput_rps: judged.goodput_rps,
             slo_attainment: judged.slo_attainment,
             ttft_s: ttft,
+            client_ttft_s: stat_of(&mut rec.client_ttft_s),
+            client_e2e_s: stat_of(&mut rec.client_e2e_s),
             tpot_s: stat_of(&mut rec.tpot_s),
             itl_s: rec.itl_s.stat(),
             e2e_s: e2e,

@@ -75,3 +75,33 @@ fn bad_burst_configs_name_their_field() {
     let c = Config::from_json(json).unwrap();
     assert_eq!((c.load.mode, c.load.max_concurrency), (LoadMode::Burst, Some(8)));
 }
+
+#[test]
+fn the_frontend_adds_to_what_a_client_measures_not_to_what_the_engine_reports() {
+    let mut c = burst(None);
+    c.cost.frontend_ms = Some(5.0);
+    c.cost.frontend_per_token_ms = Some(0.1);
+    let s = simulate(&c).unwrap();
+    // The engine's view is unchanged...
+    assert!(close(s.ttft_s.mean, 0.060) && close(s.e2e_s.mean, 0.100));
+    // ...the client's adds 5 ms per request and 0.1 ms per token: 1 prompt token to the first
+    // token, 1 + 5 tokens to the last.
+    assert!(close(s.client_ttft_s.mean, 0.060 + 0.005 + 0.0001), "{}", s.client_ttft_s.mean);
+    assert!(close(s.client_e2e_s.mean, 0.100 + 0.005 + 0.0006), "{}", s.client_e2e_s.mean);
+    assert!(close(s.client_ttft_s.p99 - s.ttft_s.p99, 0.0051), "a shift of every request alike here");
+    // Without a frontend the two views agree.
+    let plain = simulate(&burst(None)).unwrap();
+    assert_eq!(plain.client_ttft_s, plain.ttft_s);
+    assert_eq!(plain.client_e2e_s, plain.e2e_s);
+    for (field, bad) in
+        [("frontend_ms", -1.0), ("frontend_ms", f64::NAN), ("frontend_ms", 1e6), ("frontend_per_token_ms", -0.5)]
+    {
+        let mut c = burst(None);
+        if field == "frontend_ms" {
+            c.cost.frontend_ms = Some(bad);
+        } else {
+            c.cost.frontend_per_token_ms = Some(bad);
+        }
+        assert_eq!(c.validate().unwrap_err().path, format!("cost.{field}"), "{field} = {bad}");
+    }
+}

@@ -216,10 +216,17 @@ fn cost(f: Field) -> BoxedStrategy<Value> {
 
 fn workload(f: Field) -> BoxedStrategy<Value> {
     prop_oneof![
-        3 => object(vec![("preset", f.f(word(&["chat", "rag"])))]),
+        3 => object(vec![("preset", f.f(word(&["chat", "rag", "sharegpt"])))]),
+        // A joint table: a few rows of [prompt, output, weight] (weights sometimes 0 or negative).
+        1 => proptest::collection::vec((log_int(1, 20_000), log_int(1, 5_000), log_float(1e-3, 1e3)), 0..6)
+            .prop_map(|rows| {
+                let rows: Vec<Value> = rows.into_iter().map(|(p, o, w)| Value::Array(vec![p, o, w])).collect();
+                serde_json::json!({ "empirical": rows })
+            })
+            .boxed(),
         2 => object(vec![("prompt_tokens", f.req(dist(f))), ("output_tokens", f.req(dist(f)))]),
         1 => object(vec![
-            ("preset", f.req(word(&["chat", "rag"]))),
+            ("preset", f.req(word(&["chat", "rag", "sharegpt"]))),
             ("prompt_tokens", f.f(dist(f))),
             ("output_tokens", f.f(dist(f))),
         ]),
