@@ -480,3 +480,42 @@ fn calibrate_prints_every_figure_held() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--requests"), "{}", String::from_utf8_lossy(&bad.stderr));
 }
+
+#[test]
+fn run_takes_the_load_as_vllm_bench_serve_does() {
+    let summary = |args: &[&str]| -> serde_json::Value {
+        let out = kneelab(args, None);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let burst = summary(&[
+        "run",
+        "examples/chat.json",
+        "--request-rate",
+        "inf",
+        "--num-prompts",
+        "300",
+        "--max-concurrency",
+        "32",
+    ]);
+    assert_eq!(burst["load_mode"], "burst");
+    assert_eq!(burst["requests_completed"], 300, "a burst measures every request");
+    assert_eq!(burst["users"], 32);
+    let alone = summary(&["run", "examples/chat.json", "--max-concurrency", "32", "--num-prompts", "300"]);
+    assert_eq!(alone["duration_s"], burst["duration_s"], "--max-concurrency alone means --request-rate inf");
+    let open =
+        summary(&["run", "examples/chat.json", "--request-rate", "2.5", "--burstiness", "0.5", "--num-prompts", "500"]);
+    assert_eq!((open["load_mode"].as_str(), open["offered_rate_rps"].as_f64()), (Some("open"), Some(2.5)));
+    for (args, says) in [
+        (&["run", "examples/chat.json", "--request-rate", "2", "--max-concurrency", "8"][..], "--max-concurrency"),
+        (&["run", "examples/chat.json", "--request-rate", "inf", "--burstiness", "2"][..], "--burstiness"),
+        (&["run", "examples/chat.json", "--request-rate", "fast"][..], "--request-rate"),
+        (&["run", "examples/chat.json", "--burstiness", "0.5"][..], "--request-rate"),
+        (&["run", "examples/chat.json", "--request-rate", "-3"][..], "load.rate_rps"),
+    ] {
+        let out = kneelab(args, None);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
