@@ -447,3 +447,27 @@ test.describe('full-page screenshots', () => {
     }
   });
 });
+
+test('the lesson runs under a strict script-src CSP: no inline script or handler, and Enter submits nothing', async ({ page }) => {
+  const csp = "script-src 'self' 'wasm-unsafe-eval'; object-src 'none'; base-uri 'none'";
+  await page.route((url) => url.pathname === '/', async (route) => {
+    const response = await route.fetch();
+    await route.fulfill({ response, headers: { ...response.headers(), 'content-security-policy': csp } });
+  });
+  const violations = [];
+  page.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+  });
+  await openPage(page);
+  const inline = '[onsubmit], [onclick], [oninput], [onchange]';
+  expect(await page.evaluate((sel) => [document, ...[...document.querySelectorAll('knee-lab')].map((l) => l.shadowRoot)]
+    .reduce((n, root) => n + root.querySelectorAll(sel).length, 0), inline)).toBe(0);
+  // Enter in a lab's own controls submits nothing either.
+  await page.locator('#lab #slo-ttft-ms').press('Enter');
+  // The calculator is a form: Enter in it keeps the page where it is.
+  const before = page.url();
+  await page.locator('#ll-form input').first().press('Enter');
+  await page.waitForTimeout(200);
+  expect(page.url()).toBe(before);
+  expect(violations, 'CSP violations').toEqual([]);
+});

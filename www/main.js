@@ -28,6 +28,8 @@ import * as tutor from './js/lesson/tutor.js';
 import * as hero from './js/lesson/hero.js';
 
 const status = document.getElementById('page-status');
+// Enter never submits the page's calculator forms (no inline handler: a strict CSP holds).
+document.addEventListener('submit', (e) => e.preventDefault());
 const lab = document.getElementById('lab');
 
 // Before the simulator loads, so the lab's first run is already the linked one.

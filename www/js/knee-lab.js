@@ -213,7 +213,7 @@ function template(id) {
   const opt = (v, label, selected) => `<option value="${v}"${v === selected ? ' selected' : ''}>${label}</option>`;
   return `
 <div class="lab" part="lab">
-  <form class="controls" part="controls" onsubmit="return false" aria-label="Knee lab controls">
+  <form class="controls" part="controls" aria-label="Knee lab controls">
     <div class="control load" data-group="load">
       <label for="offered-load" id="${id}-load-label"><span class="load-name">Offered load</span> <span class="hint load-hint">(% of the replica's capacity)</span></label>
       <div class="load-row">
@@ -457,10 +457,8 @@ export class KneeLab extends HTMLElement {
   }
 
   /**
-   * The replica at the slider's load in both load modes, and an open loop at the closed loop's
-   * throughput (`{load, capacity_rps, open, closed, users, open_at_closed_throughput}`, each side
-   * `{throughput_rps, ttft_p99_s}`), or null before the lab is up or at no load. It runs what the
-   * lab has not run yet, so call it after a pause rather than on every slider move.
+   * Both load modes at the slider's load, and an open loop at the closed loop's throughput
+   * (kneelab_lab::LoopComparison), or null. It may run two simulations: call it after a pause.
    */
   compareLoops() {
     if (!this.#lab || this.#restarting) return null;
@@ -896,7 +894,7 @@ export class KneeLab extends HTMLElement {
     const log = this.#state.latencyScale === 'log';
     for (const panel of this.#panels) {
       try {
-        lab.setLatencyLog(log); // a boolean cannot be refused: this throws only if the module died
+        lab.setLatencyLog(log); // throws only if the module died
         lab.draw(panel, root.getElementById(`chart-${panel}`), dark);
       } catch (err) {
         if (this.#crashed(err)) return false;
@@ -914,6 +912,8 @@ export class KneeLab extends HTMLElement {
   }
 
   #wire() {
+    // Never submits; not an inline handler, which a host page's CSP may forbid.
+    this.shadowRoot.querySelector('form').addEventListener('submit', (e) => e.preventDefault());
     const slider = this.#el('offered-load');
     slider.addEventListener('input', () => {
       this.#inputAt ??= performance.now();

@@ -91,7 +91,6 @@ function setupLoopCompare(lab) {
     const load = lab.state.load;
     fill(box, { load: formatPercent(load) });
     if (!near) return;
-    // The lab runs the other loop itself (and the open loop at the closed one's throughput).
     const c = lab.compareLoops();
     if (!c) {
       fill(live, { loop_text: load > 0 ? 'Simulating both loops…' : 'No traffic at 0%: drag the load up.' });
@@ -126,7 +125,7 @@ function setupLoopCompare(lab) {
         'Most of the “vanished” tail is load the closed loop never offered.',
     });
   };
-  // The comparison runs up to two more simulations: after a pause, not on every slider step.
+  // Up to two more simulations: after a pause, not on every slider step.
   onUpdate(lab, debounce(render, 200));
   watchNear(box, (isNear) => {
     near = isNear;
