@@ -343,7 +343,7 @@ async function fuzzAttributes({ seed, count, sel }) {
 
   const NAMES = [
     'load', 'mode', 'workload', 'preset', 'max-num-seqs', 'chunked-prefill', 'max-num-batched-tokens',
-    'slo-ttft-ms', 'slo-tpot-ms', 'think-time-s', 'kv-cache-tokens', 'requests', 'seed', 'panels', 'controls', 'metrics',
+    'slo-ttft-ms', 'slo-tpot-ms', 'think-time-s', 'burstiness', 'kv-cache-tokens', 'requests', 'seed', 'panels', 'controls', 'metrics',
   ];
   // Valid values per attribute (small runs, so the fuzz stays quick), and hostile ones for all.
   const VALID = {
@@ -357,6 +357,7 @@ async function fuzzAttributes({ seed, count, sel }) {
     'slo-ttft-ms': ['1', '500', '2000', '0', '-5', '1e15'],
     'slo-tpot-ms': ['1', '50', '200', '0'],
     'think-time-s': ['0', '1', '10', '-1', '1e9'],
+    burstiness: ['0.25', '1', '4', '0.001', '1000'],
     'kv-cache-tokens': ['1', '50000', '440000', '1000000000000'],
     requests: ['500', '600', '800'],
     seed: ['0', '1', '42', '9007199254740991'],

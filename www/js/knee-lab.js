@@ -6,7 +6,7 @@
 // Attributes set the starting state: load (fraction of capacity, 0-1.2), mode (open | closed),
 // workload (chat | rag), preset (llama-3-8b-a100 | llama-3-8b-h100), max-num-seqs,
 // chunked-prefill (true | false), max-num-batched-tokens, slo-ttft-ms, slo-tpot-ms,
-// think-time-s, kv-cache-tokens, requests, seed, knee-rule (attainment | p99), latency-scale
+// think-time-s, burstiness, kv-cache-tokens, requests, seed, knee-rule (attainment | p99), latency-scale
 // (linear | log); panels (latency throughput queue timeline
 // goodput limits tail), controls (load mode engine slo knee model) and metrics (readout names, see METRIC_LABELS)
 // pick what is shown. A value that cannot be read (empty, not a decimal number, out of range, an
@@ -57,6 +57,8 @@ export const SEQS = SCHEMA.options.max_num_seqs;
 export const BUDGETS = SCHEMA.options.max_num_batched_tokens;
 /** KV cache sizes in tokens (see `kneelab_sim::schema::Options`). */
 export const KV_CACHE_TOKENS = SCHEMA.options.kv_cache_tokens;
+/** `--burstiness` choices: `{shape, label}` (the label gives the gaps' CV). */
+export const BURSTINESS = SCHEMA.options.burstiness;
 const ALL_PANELS = SCHEMA.panels;
 const DEFAULT_PANELS = SCHEMA.default_panels;
 const ALL_CONTROLS = ['load', 'mode', 'engine', 'slo', 'knee', 'model'];
@@ -166,6 +168,7 @@ const ATTRIBUTES = {
   'slo-ttft-ms': { key: 'sloTtftMs', parse: decimal(), control: 'slo-ttft-ms' },
   'slo-tpot-ms': { key: 'sloTpotMs', parse: decimal(), control: 'slo-tpot-ms' },
   'think-time-s': { key: 'thinkTimeS', parse: decimal() },
+  burstiness: { key: 'burstiness', parse: decimal(), control: 'burstiness' },
   'kv-cache-tokens': { key: 'kvCacheTokens', parse: whole(), control: 'kv-cache-tokens' },
   // Requests per simulated run: more is smoother but slower; kept where dragging stays fluid.
   requests: { key: 'requests', parse: whole(500, 20000) },
@@ -195,6 +198,7 @@ const FIELD_CONTROL = new Map([
   ['load.offered_load', 'offered-load'],
   ['load.think_time_s', 'offered-load'],
   ['load.users', 'offered-load'],
+  ['load.burstiness', 'burstiness'],
 ]);
 
 const darkQuery = matchMedia('(prefers-color-scheme: dark)');
@@ -229,6 +233,11 @@ function template(id) {
       <label for="closed-loop">Closed loop <span class="hint">(users wait for each answer)</span></label>
     </div>
     <p class="hint mapping" id="closed-mapping" data-group="mode"></p>
+    <div class="control wide-sm" data-group="mode" id="burst-box">
+      <label for="burstiness"><code>--burstiness</code> <span class="hint">(gamma shape of arrival gaps: 1 is Poisson, lower is burstier)</span></label>
+      <div class="load-row"><input type="range" id="burstiness" min="0" max="${BURSTINESS.length - 1}" step="1"><output id="burstiness-value" for="burstiness"></output></div>
+      <p class="error" id="burstiness-error" role="alert"></p>
+    </div>
     <div class="control check wide-sm" data-group="engine">
       <input type="checkbox" id="chunked-prefill" checked aria-describedby="budget-hint">
       <label for="chunked-prefill"><code>--enable-chunked-prefill</code></label>
@@ -266,7 +275,7 @@ function template(id) {
       <p class="error" id="knee-rule-error" role="alert"></p>
     </div>
     <div class="control" data-group="model">
-      <label for="preset">Model and GPU</label>
+      <label for="preset">GPU (Llama-3-8B)</label>
       <select id="preset">${Object.entries(PRESETS).map(([k, p]) => opt(k, p.label)).join('')}</select>
     </div>
     <div class="control" data-group="model">
@@ -640,7 +649,7 @@ export class KneeLab extends HTMLElement {
       },
       cost: { model: 'roofline', preset: s.preset },
       workload: { preset: s.workload },
-      load: s.mode === 'closed' ? { mode: 'closed', think_time_s: s.thinkTimeS } : { mode: 'open' },
+      load: s.mode === 'closed' ? { mode: 'closed', think_time_s: s.thinkTimeS } : { mode: 'open', burstiness: s.burstiness },
       slo: { ttft_ms: s.sloTtftMs, tpot_ms: s.sloTpotMs, knee: s.kneeRule },
       run: { requests: s.requests, warmup_requests: Math.floor(s.requests / 10) },
     };
@@ -919,6 +928,9 @@ export class KneeLab extends HTMLElement {
       this.#inputAt ??= performance.now();
       this.#update({ load: Number(slider.value) / 100 }, { fromUser: true });
     });
+    this.#el('burstiness').addEventListener('input', (e) =>
+      this.#update({ burstiness: BURSTINESS[e.target.value].shape }, { fromUser: true }),
+    );
     this.#el('closed-loop').addEventListener('change', (e) =>
       this.#update({ mode: e.target.checked ? 'closed' : 'open' }, { fromUser: true }),
     );
@@ -983,6 +995,11 @@ export class KneeLab extends HTMLElement {
       : "(% of the replica's capacity)";
     this.#el('offered-load-value').value = `${pct}%`;
     this.#el('closed-loop').checked = s.mode === 'closed';
+    // The nearest choice to the state's shape; an open loop's only.
+    const b = BURSTINESS.reduce((best, c, i) => (Math.abs(c.shape - s.burstiness) < Math.abs(BURSTINESS[best].shape - s.burstiness) ? i : best), 0);
+    this.#el('burstiness').value = String(b);
+    this.#el('burstiness-value').value = BURSTINESS[b].label;
+    this.#el('burst-box').hidden = closed;
     this.#el('chunked-prefill').checked = s.chunkedPrefill;
     const budget = this.#el('max-num-batched-tokens');
     budget.value = String(s.chunkedPrefill ? s.maxNumBatchedTokens : MAX_MODEL_LEN);

@@ -88,6 +88,8 @@ pub struct Lab {
     loops: Option<((f64, f64, ThinkDist), LoopComparison)>,
     /// The think time the closed sweep was started with.
     closed_think: (Option<f64>, ThinkDist),
+    /// The burstiness the open sweep was started with.
+    open_burstiness: Option<f64>,
 }
 
 /// A closed config's think time and its distribution.
@@ -130,6 +132,7 @@ impl Lab {
             point: None,
             loops: None,
             closed_think: (None, ThinkDist::default()),
+            open_burstiness: None,
         })
     }
 
@@ -141,6 +144,13 @@ impl Lab {
             self.capacity = None;
             self.open = None;
             self.closed = None;
+            self.loops = None;
+        } else if config.load.mode == LoadMode::Open
+            && self.open.is_some()
+            && config.load.burstiness != self.open_burstiness
+        {
+            // The arrivals' shape changes the open curve (not the capacity, a saturated closed loop's).
+            self.open = None;
             self.loops = None;
         } else if config.load.mode == LoadMode::Closed && self.closed.is_some() && think(&config) != self.closed_think {
             // An open config carries no think time, so only a closed one can change the closed curve's.
@@ -338,7 +348,9 @@ impl Lab {
         let side = |s: &Summary| LoopSide { throughput_rps: s.throughput_rps, ttft_p99_s: s.ttft_s.p99 };
         // The current point is one of the two sides (a closed one only if it thinks `think_s`).
         let point = self.point();
-        let open = match point.filter(|p| p.mode == LoadMode::Open) {
+        // The comparison's open loops are Poisson: a bursty slider run is not one of its sides.
+        let poisson = self.config.load.burstiness.is_none_or(|b| b == 1.0);
+        let open = match point.filter(|p| p.mode == LoadMode::Open && poisson) {
             Some(p) => side(&p.outcome.summary),
             None => side(&simulate_with_capacity(
                 &Config { load: LoadConfig::open_offered(self.load), ..base.clone() },
@@ -378,7 +390,10 @@ impl Lab {
         let run = SweepRun::new(&self.config, &self.loads, self.capacity)?;
         self.capacity = Some(run.capacity());
         match self.mode() {
-            LoadMode::Open => self.open = Some(run),
+            LoadMode::Open => {
+                self.open = Some(run);
+                self.open_burstiness = self.config.load.burstiness;
+            }
             LoadMode::Closed | LoadMode::Burst => {
                 self.closed = Some(run);
                 self.closed_think = think(&self.config);

@@ -192,3 +192,28 @@ fn the_lab_runs_the_lessons_other_workload_too() {
     lab.run_point().unwrap();
     assert!(lab.point().unwrap().outcome.summary.throughput_rps > 0.0);
 }
+
+#[test]
+fn burstiness_drops_only_the_open_sweep() {
+    let mut lab = warmed(LoadMode::Open);
+    let mut bursty = open();
+    bursty.load.burstiness = Some(0.5);
+    lab.set_config(bursty.clone()).unwrap();
+    assert_eq!(lab.points_done(LoadMode::Open), None, "burstier arrivals change the open curve");
+    assert_eq!(lab.points_done(LoadMode::Closed), Some(1), "but not the closed one");
+    assert!(lab.capacity().is_some(), "nor the capacity (a saturated closed loop)");
+    lab.sweep_step().unwrap();
+    lab.sweep_step().unwrap();
+    lab.set_config(bursty).unwrap();
+    assert_eq!(lab.points_done(LoadMode::Open), Some(1), "the same burstiness again keeps it");
+    // Burstier arrivals at the same load make the tail worse.
+    let p99 = |b: Option<f64>| {
+        let mut c = open();
+        c.load.burstiness = b;
+        let mut lab = Lab::new(c).unwrap();
+        lab.set_load(0.85).unwrap();
+        lab.run_point().unwrap();
+        lab.point().unwrap().outcome.summary.ttft_s.p99
+    };
+    assert!(p99(Some(0.25)) > p99(None), "{} vs {}", p99(Some(0.25)), p99(None));
+}

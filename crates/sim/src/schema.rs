@@ -134,7 +134,22 @@ pub struct Options {
     pub kv_cache_tokens: &'static [u64],
     /// What the SLO knee can be judged on, by `slo.knee` value.
     pub knee_rules: Vec<Choice>,
+    /// The open loop's `load.burstiness` choices (gamma shape of the gaps between arrivals, as
+    /// `vllm bench serve --burstiness`), each labelled with its gaps' coefficient of variation.
+    pub burstiness: Vec<Burstiness>,
 }
+
+/// One `load.burstiness` choice.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Burstiness {
+    /// The gamma shape k.
+    pub shape: f64,
+    /// What the control says: the shape and the gaps' CV, `1 / sqrt(k)`.
+    pub label: String,
+}
+
+/// The burstiness choices: burstier than Poisson (k < 1), Poisson, and smoother.
+pub const BURSTINESS: [f64; 7] = [0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0];
 
 /// One choice of a select: its value and what the control says.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -178,6 +193,8 @@ pub struct Defaults {
     pub slo_ttft_ms: f64,
     /// TPOT SLO (the default workload's).
     pub slo_tpot_ms: f64,
+    /// Open loop: the gamma shape of the gaps between arrivals (1 = Poisson).
+    pub burstiness: f64,
     /// Closed loop: mean think time between a user's requests.
     pub think_time_s: f64,
     /// KV cache size in tokens.
@@ -402,8 +419,8 @@ pub fn schema() -> Schema {
             .iter()
             .map(|p| Preset {
                 name: p.name,
-                // The GPU's short name ("A100" of "A100-80GB") keeps the label within a select.
-                label: format!("Llama-3-8B · {} · {}", p.gpu.split('-').next().unwrap_or(p.gpu), p.vllm),
+                // The model is the control's label ("GPU (Llama-3-8B)"): every preset runs it.
+                label: format!("{} · {}", p.gpu, p.vllm),
                 model: MODEL,
                 gpu: p.gpu,
                 source: p.source,
@@ -417,6 +434,10 @@ pub fn schema() -> Schema {
             max_num_seqs: &[8, 16, 32, 64, 128, 256],
             max_num_batched_tokens: &[256, 512, 1024, 2048, 4096, 8192],
             kv_cache_tokens: &[50_000, 100_000, 200_000, 440_000],
+            burstiness: BURSTINESS
+                .iter()
+                .map(|&shape| Burstiness { shape, label: format!("{shape} (CV {:.2})", 1.0 / shape.sqrt()) })
+                .collect(),
             knee_rules: vec![
                 Choice { value: "attainment", label: format!("{pct}% meet both SLOs") },
                 Choice { value: "p99", label: "both p99s meet the SLOs".to_string() },
@@ -437,6 +458,7 @@ pub fn schema() -> Schema {
             max_num_batched_tokens: engine.max_num_batched_tokens,
             slo_ttft_ms: DEFAULT_WORKLOAD.slo_ttft_ms,
             slo_tpot_ms: DEFAULT_WORKLOAD.slo_tpot_ms,
+            burstiness: 1.0,
             think_time_s: 10.0,
             kv_cache_tokens: engine.kv_cache_tokens,
             requests: DEFAULT_REQUESTS,

@@ -4,7 +4,7 @@
 // hashchange. Anything unknown or invalid is ignored, never fatal. A plain in-page anchor
 // (#goodput) carries no state and is left to the browser.
 
-import { BUDGETS, DEFAULT_STATE, KNEE_RULES, KV_CACHE_TOKENS, PRESETS, SEQS, WORKLOADS } from '../knee-lab.js';
+import { BUDGETS, BURSTINESS, DEFAULT_STATE, KNEE_RULES, KV_CACHE_TOKENS, PRESETS, SEQS, WORKLOADS } from '../knee-lab.js';
 import { changed, debounce } from './live.js';
 
 const number = (min, max) => (text) => {
@@ -33,6 +33,7 @@ const FIELDS = {
   ttft: ['sloTtftMs', number(1, 600000), String],
   tpot: ['sloTpotMs', number(1, 60000), String],
   knee: ['kneeRule', oneOf(Object.keys(KNEE_RULES)), String],
+  burst: ['burstiness', oneOf(BURSTINESS.map((c) => c.shape)), String],
   scale: ['latencyScale', oneOf(['linear', 'log']), String],
 };
 
