@@ -413,3 +413,49 @@ test.describe('attributes', () => {
     expect(thrown[3]).toMatch(/^TypeError: state: unknown setting "lod"/);
   });
 });
+
+test('a removed lab gives its memory back, and a moved or re-added one carries on', async ({ page }) => {
+  test.setTimeout(120_000);
+  await openPage(page, '/lab.html');
+  const r = await page.evaluate(async () => {
+    const { kneelabMemoryBytes } = await import('/js/wasm.js');
+    const host = document.createElement('div');
+    document.body.append(host);
+    // As a site with instant navigation does: each "page" replaces the last one's lab.
+    const visit = async () => {
+      const el = document.createElement('knee-lab');
+      el.setAttribute('requests', '500');
+      host.replaceChildren(el);
+      await el.ready;
+      await el.idle();
+      return el;
+    };
+    await visit();
+    await visit();
+    const before = kneelabMemoryBytes();
+    for (let i = 0; i < 20; i++) await visit();
+    const after = kneelabMemoryBytes();
+    const el = host.firstElementChild;
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 50));
+    // Moved: the same Lab goes on.
+    const elsewhere = document.createElement('div');
+    document.body.append(elsewhere);
+    elsewhere.append(el);
+    await pause();
+    el.state = { load: 0.5 };
+    await el.idle();
+    const moved = el.readouts.load;
+    // Removed, then put back: a new Lab with the same state, and numbers again.
+    el.remove();
+    await pause();
+    elsewhere.append(el);
+    await el.idle();
+    return { before, after, moved, back: el.readouts.load, p99: el.readouts.ttft_p99 };
+  });
+  console.log(`MEMORY wasm ${(r.before / 2 ** 20).toFixed(1)} MB -> ${(r.after / 2 ** 20).toFixed(1)} MB over 20 replaced labs`);
+  // Kept, each would hold about 3 MB: 20 of them 60 MB.
+  expect(r.after - r.before).toBeLessThan(8 * 2 ** 20);
+  expect(r.moved).toBe(0.5);
+  expect(r.back).toBe(0.5);
+  expect(r.p99).toBeGreaterThan(0);
+});

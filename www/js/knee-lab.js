@@ -553,7 +553,18 @@ export class KneeLab extends HTMLElement {
     if (this.#wasm) {
       // Moved in the document: watch the new layout again, and catch up on what changed.
       this.#resize?.observe(this.shadowRoot.querySelector('.charts'));
-      if (this.#lab && this.#labGeneration !== kneelabGeneration()) {
+      if (!this.#lab && !this.#restarting) {
+        // Released when it was removed: a new Lab, the same state.
+        try {
+          this.#lab = new this.#wasm.Lab();
+          this.#labGeneration = kneelabGeneration();
+        } catch {
+          this.#restart();
+          return;
+        }
+        this.#pendingApply = false;
+        this.#applyConfig();
+      } else if (this.#lab && this.#labGeneration !== kneelabGeneration()) {
         this.#restart();
       } else if (this.#pendingApply && this.#lab) {
         this.#pendingApply = false;
@@ -590,6 +601,24 @@ export class KneeLab extends HTMLElement {
     this.#resize?.disconnect();
     darkQuery.removeEventListener('change', this.#onDark);
     kneelabEvents.removeEventListener('discard', this.#onDiscard);
+    // Removed, not moved (a move reconnects at once): give the simulator's memory back.
+    queueMicrotask(() => this.isConnected || this.#release());
+  }
+
+  #release() {
+    if (!this.#lab || this.#restarting) return;
+    this.#sweepGeneration++;
+    this.#sweeping = this.#pointDirty = false;
+    cancelAnimationFrame(this.#frame);
+    this.#frame = 0;
+    try {
+      this.#lab.free();
+    } catch {
+      // A dead instance's Lab: nothing to give back.
+    }
+    this.#lab = null;
+    this.#pendingApply = true;
+    this.#settle();
   }
 
   // --- state -------------------------------------------------------------------------------
