@@ -459,3 +459,36 @@ test('a removed lab gives its memory back, and a moved or re-added one carries o
   expect(r.back).toBe(0.5);
   expect(r.p99).toBeGreaterThan(0);
 });
+
+test('state set on a knee-lab before it is defined is applied when it upgrades', async ({ page }) => {
+  await openPage(page, '/lab.html');
+  const r = await page.evaluate(async () => {
+    // An element made where knee-lab is not defined, as a page whose script loads late has it.
+    const elsewhere = document.implementation.createHTMLDocument('');
+    const early = elsewhere.createElement('knee-lab');
+    early.setAttribute('requests', '500');
+    early.state = { load: 0.5, mode: 'closed' };
+    const bad = elsewhere.createElement('knee-lab');
+    bad.setAttribute('requests', '500');
+    bad.state = { lode: 0.5 };
+    document.body.append(early, bad); // adopted here: upgraded
+    await early.ready;
+    await early.idle();
+    return {
+      state: [early.state.load, early.state.mode],
+      own: Object.hasOwn(early, 'state'),
+      readout: early.readouts.load,
+      badError: bad.shadowRoot.getElementById('general-error').textContent,
+      cleared: await (async () => {
+        bad.state = { load: 0.4 };
+        await bad.idle();
+        return bad.shadowRoot.getElementById('general-error').textContent;
+      })(),
+    };
+  });
+  expect(r.state).toEqual([0.5, 'closed']);
+  expect(r.own, 'the setter is no longer shadowed').toBe(false);
+  expect(r.readout).toBe(0.5);
+  expect(r.badError).toContain('unknown setting "lode"');
+  expect(r.cleared, 'a good state clears it').toBe('');
+});

@@ -419,6 +419,17 @@ export class KneeLab extends HTMLElement {
     });
     // A lab that never loads should not leave an unhandled rejection behind.
     this.#ready.catch(() => {});
+    // `state` set before this element was defined is an own property hiding the setter: apply it.
+    if (Object.hasOwn(this, 'state')) {
+      const early = this.state;
+      delete this.state;
+      try {
+        this.state = early;
+      } catch (err) {
+        this.#attributeErrors.set('state', err.message); // shown until a good state comes
+        this.#paintErrors();
+      }
+    }
   }
 
   /**
@@ -446,6 +457,7 @@ export class KneeLab extends HTMLElement {
         `state: unknown setting ${unknown.map((k) => `"${clip(k)}"`).join(', ')}; the settings are ${Object.keys(DEFAULT_STATE).join(', ')}`,
       );
     }
+    if (this.#attributeErrors.delete('state')) this.#paintErrors();
     this.#update({ ...partial }, { fromUser: false });
   }
 
