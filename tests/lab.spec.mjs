@@ -354,3 +354,15 @@ test('--burstiness: burstier arrivals at the same load make the TTFT tail worse;
   await lab.evaluate((el) => el.setAttribute('burstiness', '0.001'));
   await expect(lab.locator('#burstiness-error')).toContainText('load.burstiness');
 });
+
+test('each GPU preset says which vLLM it stands for, and which measurements', async ({ page }) => {
+  await openLab(page);
+  const lab = page.locator(LAB);
+  const presets = await page.evaluate(async () => (await import('/pkg/kneelab_schema.js')).default.presets);
+  for (const p of presets) {
+    await lab.locator('#preset').selectOption(p.name);
+    await expect(lab.locator('#preset option:checked')).toHaveText(`${p.gpu} · ${p.vllm}`);
+    await expect(lab.locator('#preset-hint')).toHaveText(p.source);
+  }
+  expect(presets.map((p) => p.vllm)).toEqual(['vLLM 0.6', 'vLLM V1']);
+});

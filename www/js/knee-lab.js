@@ -276,7 +276,8 @@ function template(id) {
     </div>
     <div class="control" data-group="model">
       <label for="preset">GPU (Llama-3-8B)</label>
-      <select id="preset">${Object.entries(PRESETS).map(([k, p]) => opt(k, p.label)).join('')}</select>
+      <select id="preset" aria-describedby="preset-hint">${Object.entries(PRESETS).map(([k, p]) => opt(k, p.label)).join('')}</select>
+      <p class="hint" id="preset-hint"></p>
     </div>
     <div class="control" data-group="model">
       <label for="workload">Workload</label>
@@ -1058,6 +1059,7 @@ export class KneeLab extends HTMLElement {
       if (Number.isFinite(s[key]) && Number(input.value) !== s[key]) input.value = String(s[key]);
     }
     this.#el('preset').value = s.preset;
+    this.#el('preset-hint').textContent = PRESETS[s.preset]?.source ?? '';
     this.#el('workload').value = s.workload;
     this.#el('knee-rule').value = s.kneeRule;
     this.#el('latency-log').checked = s.latencyScale === 'log';
