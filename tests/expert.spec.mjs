@@ -150,7 +150,7 @@ test('one knee, named: the SLO knee by its rule, the p99 crossing and the satura
   expect(r.knee_ttft_p99_s).toBeLessThanOrEqual(r.slo_ttft_s);
   await expect(page.locator('#lab').locator('#knee-rule')).toHaveValue('p99');
   // The choice is part of the link.
-  await expect.poll(() => page.evaluate(() => location.hash)).toContain('knee=p99');
+  await expect.poll(() => page.evaluate(() => location.hash)).toContain('knee-rule=p99');
 });
 
 test('a bad knee-rule attribute is an error naming it', async ({ page }) => {
@@ -221,7 +221,7 @@ test('the tear you can see: a linear latency axis by default with a log toggle, 
   await lab.locator('#latency-log').check();
   await expect.poll(pixels).not.toBe(linear);
   expect(await lab.evaluate((el) => el.state.latencyScale)).toBe('log');
-  await expect.poll(() => page.evaluate(() => location.hash)).toContain('scale=log');
+  await expect.poll(() => page.evaluate(() => location.hash)).toContain('latency-scale=log');
   await lab.locator('#latency-log').uncheck();
   await expect.poll(pixels).toBe(linear);
   // p99 / p50 as a readout, from the run.

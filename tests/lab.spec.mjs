@@ -303,8 +303,11 @@ test('timing: slider input to readout, and a parameter change to all charts redr
 // (a step-time table, a per-sequence term), vLLM bench's burst load and client-side TTFT and E2E
 // (the frontend's cost) added 2.9 KB, the lab's --burstiness control 0.4 KB, giving a removed
 // lab's memory back and applying a state set before the element upgrades 0.4 KB, to about 243.8 KB. (Joint length tables stay out of the wasm: kneelab-sim's `empirical` feature, 7 KB, is
-// the CLI's.) The budget is 244 KB until the lighter-page work wins it back.
-test('everything the pages load totals at most 244 KB gzipped, all from this origin', async ({ page, request }) => {
+// the CLI's.) Embedding (a theme and a host page's --kl-* colours reaching the charts, a site's
+// own theme toggle followed, stale charts marked, `ready` rejecting with a bad attribute, the
+// wasm's MIME type checked and said, the hash keyed by attribute names) added 3.9 KB, to about
+// 247.7 KB. The budget is 248 KB until the lighter-page work wins it back.
+test('everything the pages load totals at most 248 KB gzipped, all from this origin', async ({ page, request }) => {
   for (const url of ['/', '/lab.html']) {
     const loaded = new Set();
     page.on('request', (req) => loaded.add(req.url()));
@@ -321,7 +324,7 @@ test('everything the pages load totals at most 244 KB gzipped, all from this ori
       rows.push(`${new URL(u).pathname} ${gz}`);
     }
     console.log(`SIZE ${url}: ${(total / 1024).toFixed(1)} KiB gzipped over ${rows.length} files`);
-    expect(total).toBeLessThanOrEqual(244_000);
+    expect(total).toBeLessThanOrEqual(248_000);
     page.removeAllListeners('request');
   }
 });

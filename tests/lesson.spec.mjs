@@ -276,7 +276,7 @@ test('on your cluster: a KV cache too small for 64 sequences shows preemptions, 
   await page.locator('#cluster-kv').selectOption('50000');
   await labIdle(page);
   await expect.poll(async () => Number((await preemptions.textContent()).replace(/,/g, ''))).toBeGreaterThan(0);
-  await expect.poll(() => page.evaluate(() => location.hash)).toMatch(/kv=50000/);
+  await expect.poll(() => page.evaluate(() => location.hash)).toMatch(/kv-cache-tokens=50000/);
 });
 
 test.describe('URL state', () => {
@@ -288,7 +288,7 @@ test.describe('URL state', () => {
     await page.locator('input[name="cluster-seqs"][value="8"]').check();
     await page.locator('#slo-ttft-range').fill('4'); // 1 s
     // The hash is written debounced: wait until it carries every change.
-    for (const part of [/mode=closed/, /seqs=8/, /preset=llama-3-8b-h100/, /ttft=1000/]) {
+    for (const part of [/mode=closed/, /max-num-seqs=8/, /preset=llama-3-8b-h100/, /slo-ttft-ms=1000/]) {
       await expect.poll(() => page.evaluate(() => location.hash)).toMatch(part);
     }
     const hash = await page.evaluate(() => location.hash);
@@ -304,10 +304,10 @@ test.describe('URL state', () => {
   });
 
   test('a shared link applies; invalid values are ignored; hashchange applies too', async ({ page }) => {
-    await openPage(page, '/#load=0.95&mode=sideways&seqs=7&ttft=-5&preset=evil&workload=chat&budget=banana');
+    await openPage(page, '/#load=0.95&mode=sideways&max-num-seqs=7&slo-ttft-ms=soon&preset=evil&workload=chat&max-num-batched-tokens=banana');
     const state = await page.locator('#lab').evaluate((el) => el.state);
     expect(state).toMatchObject({ load: 0.95, mode: 'open', maxNumSeqs: 64, workload: 'chat', preset: 'llama-3-8b-a100' });
-    expect(state.sloTtftMs).toBe(500); // the chat workload's own SLO, not -5
+    expect(state.sloTtftMs).toBe(500); // the chat workload's own SLO
     await expect(page.locator('knee-lab#lab #offered-load')).toHaveValue('95');
     await page.evaluate(() => {
       location.hash = '#load=0.5&workload=rag';
@@ -448,18 +448,21 @@ test.describe('full-page screenshots', () => {
   });
 });
 
-test('the lesson runs under a strict script-src CSP: no inline script or handler, and Enter submits nothing', async ({ page }) => {
-  const csp = "script-src 'self' 'wasm-unsafe-eval'; object-src 'none'; base-uri 'none'";
-  await page.route((url) => url.pathname === '/', async (route) => {
+test('both pages run under a strict CSP (default-src, script-src, style-src): no inline script, style or handler; Enter submits nothing', async ({ page }) => {
+  const csp = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; object-src 'none'; base-uri 'none'";
+  await page.route((url) => url.pathname === '/' || url.pathname === '/lab.html', async (route) => {
     const response = await route.fetch();
     await route.fulfill({ response, headers: { ...response.headers(), 'content-security-policy': csp } });
   });
-  const violations = [];
-  page.on('console', (m) => {
-    if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+  await page.addInitScript(() => {
+    window.__csp = [];
+    document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
   });
+  await openPage(page, '/lab.html');
+  await page.evaluate(() => document.querySelector('knee-lab').idle());
+  expect(await page.evaluate(() => window.__csp), 'lab.html').toEqual([]);
   await openPage(page);
-  const inline = '[onsubmit], [onclick], [oninput], [onchange]';
+  const inline = '[onsubmit], [onclick], [oninput], [onchange], [style], style';
   expect(await page.evaluate((sel) => [document, ...[...document.querySelectorAll('knee-lab')].map((l) => l.shadowRoot)]
     .reduce((n, root) => n + root.querySelectorAll(sel).length, 0), inline)).toBe(0);
   // Enter in a lab's own controls submits nothing either.
@@ -469,5 +472,5 @@ test('the lesson runs under a strict script-src CSP: no inline script or handler
   await page.locator('#ll-form input').first().press('Enter');
   await page.waitForTimeout(200);
   expect(page.url()).toBe(before);
-  expect(violations, 'CSP violations').toEqual([]);
+  expect(await page.evaluate(() => window.__csp), 'the lesson').toEqual([]);
 });

@@ -228,7 +228,7 @@ test.describe('attributes', () => {
     expect(await chunked()).toBe(true);
   });
 
-  test('a lab made with a bad preset is ready, shows the error and runs the default', async ({ page }) => {
+  test('a lab made with a bad preset rejects ready with the error naming it, shows it and runs the default', async ({ page }) => {
     await openLab(page);
     const result = await page.evaluate(async () => {
       const lab = document.createElement('knee-lab');
@@ -238,7 +238,7 @@ test.describe('attributes', () => {
       lab.setAttribute('requests', '500');
       document.querySelector('main').append(lab);
       const timeout = new Promise((resolve) => setTimeout(() => resolve('timed out'), 15000));
-      const ready = await Promise.race([lab.ready.then(() => 'ready', (e) => `rejected: ${e.message}`), timeout]);
+      const ready = await Promise.race([lab.ready.then(() => 'ready', (e) => `rejected at ${e.path}: ${e.message}`), timeout]);
       await lab.idle();
       return {
         ready,
@@ -247,25 +247,25 @@ test.describe('attributes', () => {
         ttft: lab.readouts.ttft_p99,
       };
     });
-    expect(result.ready).toBe('ready');
+    expect(result.ready).toBe('rejected at preset: preset: "nope" is not one of llama-3-8b-a100, llama-3-8b-h100');
     expect(result.error).toMatch(/^preset: "nope" is not one of llama-3-8b-a100, llama-3-8b-h100$/);
     expect(result.state.preset).toBe('llama-3-8b-a100');
     expect(result.state.workload).toBe('chat');
     expect(result.ttft).toBeGreaterThan(0);
   });
 
-  test('a lab whose first config the engine refuses is ready too, and idle', async ({ page }) => {
+  test('a lab whose first config the engine refuses rejects ready with the engine\'s error, and is idle', async ({ page }) => {
     await openLab(page);
     const result = await page.evaluate(async () => {
       const lab = document.createElement('knee-lab');
       lab.setAttribute('slo-ttft-ms', '0');
       document.querySelector('main').append(lab);
       const timeout = new Promise((resolve) => setTimeout(() => resolve('timed out'), 15000));
-      const ready = await Promise.race([lab.ready.then(() => 'ready'), timeout]);
+      const ready = await Promise.race([lab.ready.then(() => 'ready', (e) => `rejected at ${e.path}`), timeout]);
       const idle = await Promise.race([lab.idle().then(() => 'idle'), timeout]);
-      return { ready, idle, error: lab.shadowRoot.getElementById('slo-ttft-ms-error').textContent };
+      return { ready, idle, stale: lab.hasAttribute('data-stale'), error: lab.shadowRoot.getElementById('slo-ttft-ms-error').textContent };
     });
-    expect(result).toEqual({ ready: 'ready', idle: 'idle', error: expect.stringMatching(/^slo\.ttft_ms: .*above 0/) });
+    expect(result).toEqual({ ready: 'rejected at slo.ttft_ms', idle: 'idle', stale: true, error: expect.stringMatching(/^slo\.ttft_ms: .*above 0/) });
   });
 
   test('the vanishing loads: a named error or a bounded result, never a hang or a fault', async ({ page }) => {

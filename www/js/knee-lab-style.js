@@ -1,34 +1,31 @@
 // The <knee-lab> element's own styles (shadow DOM), shared by every instance.
+//
+// A host page restyles a lab with the --kl-* custom properties (set on `knee-lab`, they win over
+// these defaults): --kl-bg, --kl-fg, --kl-muted and --kl-grid reach the charts too. Their
+// defaults are the charts' own colour schemes (kneelab-plot's, written into the schema module).
+// `theme="light"` or `theme="dark"` picks a scheme; `auto` (the default) follows the OS.
+
+import SCHEMA from '../pkg/kneelab_schema.js';
+
+const scheme = (name, t, rest) =>
+  `color-scheme: ${name}; --kl-bg: ${t.bg}; --kl-fg: ${t.fg}; --kl-muted: ${t.muted}; --kl-grid: ${t.grid}; ${rest}`;
+const LIGHT = scheme('light', SCHEMA.themes.light, '--kl-line: #d1d5db; --kl-panel: #f6f7f9; --kl-accent: #0072b2; --kl-bad: #b3261e; --kl-good: #00704a;');
+const DARK = scheme('dark', SCHEMA.themes.dark, '--kl-line: #374151; --kl-panel: #1a2332; --kl-accent: #56b4e9; --kl-bad: #ff8a80; --kl-good: #5fd3a0;');
 
 export const labSheet = new CSSStyleSheet();
 labSheet.replaceSync(`
 :host {
-  --kl-bg: #ffffff;
-  --kl-fg: #1f2937;
-  --kl-muted: #4b5563;
-  --kl-line: #d1d5db;
-  --kl-panel: #f6f7f9;
-  --kl-accent: #0072b2;
-  --kl-bad: #b3261e;
-  --kl-good: #00704a;
+  ${LIGHT}
   display: block;
   color: var(--kl-fg);
   font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
   container-type: inline-size;
 }
-@media (prefers-color-scheme: dark) {
-  :host {
-    --kl-bg: #111827;
-    --kl-fg: #e5e7eb;
-    --kl-muted: #a3acb9;
-    --kl-line: #374151;
-    --kl-panel: #1a2332;
-    --kl-accent: #56b4e9;
-    --kl-bad: #ff8a80;
-    --kl-good: #5fd3a0;
-  }
-}
+@media (prefers-color-scheme: dark) { :host(:not([theme=light])) { ${DARK} } }
+:host([theme=dark]) { ${DARK} }
 * { box-sizing: border-box; }
+:host([data-stale]) .charts { opacity: 0.45; }
+:host([data-stale]) .charts::before { content: "Out of date: the charts show the last settings the simulator accepted."; grid-column: 1 / -1; color: var(--kl-bad); font-size: 13.5px; }
 [hidden] { display: none !important; }
 /* One column no wider than the host: nothing inside (a select, a message) may widen the lab. */
 .lab { display: grid; grid-template-columns: minmax(0, 1fr); gap: 14px; }
@@ -94,8 +91,5 @@ figure.wide canvas { height: 300px; }
   figure.wide canvas { height: 260px; }
   .readouts { grid-template-columns: repeat(2, 1fr); }
   .readouts dd { font-size: 17px; }
-}
-@media (prefers-reduced-motion: no-preference) {
-  .readouts dd { transition: color 0.2s; }
 }
 `);

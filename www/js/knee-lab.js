@@ -7,7 +7,8 @@
 // workload (chat | rag), preset (llama-3-8b-a100 | llama-3-8b-h100), max-num-seqs,
 // chunked-prefill (true | false), max-num-batched-tokens, slo-ttft-ms, slo-tpot-ms,
 // think-time-s, burstiness, kv-cache-tokens, requests, seed, knee-rule (attainment | p99), latency-scale
-// (linear | log); panels (latency throughput queue timeline
+// (linear | log), theme (auto | light | dark: auto follows the OS; the --kl-* custom properties
+// restyle chrome and charts, see knee-lab-style.js); panels (latency throughput queue timeline
 // goodput limits tail), controls (load mode engine slo knee model) and metrics (readout names, see METRIC_LABELS)
 // pick what is shown. A value that cannot be read (empty, not a decimal number, out of range, an
 // unknown name) is an error on the page naming the attribute, and the setting keeps its last
@@ -24,7 +25,7 @@
 // the current point, once per animation frame; any other change re-measures the replica and
 // re-sweeps the curves one load point per task, so input is handled between points.
 
-import { discardKneelab, isTrap, kneelabEvents, kneelabGeneration, loadKneelab } from './wasm.js';
+import { discardKneelab, isTrap, kneelabEvents, kneelabGeneration, kneelabNote, loadKneelab } from './wasm.js';
 import { formatMetric, formatPercent, formatRate, formatSeconds } from './format.js';
 import { labSheet } from './knee-lab-style.js';
 import SCHEMA from '../pkg/kneelab_schema.js';
@@ -177,6 +178,29 @@ const ATTRIBUTES = {
   'latency-scale': { key: 'latencyScale', parse: oneOf(['linear', 'log']) },
 };
 
+/**
+ * `[attribute name, text]` pairs (a URL's parameters or hash) as a partial state: a name that is
+ * not a setting's attribute, or a value its attribute would refuse, is left out.
+ */
+export function readSettings(pairs) {
+  const out = {};
+  for (const [name, text] of pairs) {
+    const spec = Object.hasOwn(ATTRIBUTES, name) ? ATTRIBUTES[name] : null;
+    try {
+      if (spec) out[spec.key] = spec.parse(name, text);
+    } catch {
+      // refused: the setting keeps its value
+    }
+  }
+  return out;
+}
+
+/** A state as `[attribute name, text]` pairs, which `readSettings` reads back. */
+export const settingsOf = (state) =>
+  Object.entries(ATTRIBUTES)
+    .filter(([, { key }]) => Number.isFinite(state[key]) || typeof state[key] === 'string' || typeof state[key] === 'boolean')
+    .map(([name, { key }]) => [name, String(key === 'load' ? Math.round(state.load * 100) / 100 : state[key])]);
+
 /** The list attributes: what they may name, and what they show when absent. */
 const LISTS = {
   panels: { all: ALL_PANELS, fallback: DEFAULT_PANELS },
@@ -202,6 +226,9 @@ const FIELD_CONTROL = new Map([
 ]);
 
 const darkQuery = matchMedia('(prefers-color-scheme: dark)');
+/** Normalises any CSS colour to `#rrggbb` (a 2D context's fillStyle does). */
+const probe = document.createElement('canvas').getContext('2d');
+const THEME = oneOf(['auto', 'light', 'dark']);
 const yieldTask = (() => {
   // A zero-delay task (setTimeout clamps to 4 ms when nested): lets input events in between.
   const channel = new MessageChannel();
@@ -364,7 +391,7 @@ function pushCapped(list, value, max = 1000) {
 }
 
 export class KneeLab extends HTMLElement {
-  static observedAttributes = [...Object.keys(ATTRIBUTES), ...Object.keys(LISTS)];
+  static observedAttributes = [...Object.keys(ATTRIBUTES), ...Object.keys(LISTS), 'theme'];
 
   #state = { ...DEFAULT_STATE };
   #panels = [...DEFAULT_PANELS];
@@ -403,6 +430,11 @@ export class KneeLab extends HTMLElement {
   #resolveReady;
   #rejectReady;
   #onDark = () => this.#scheduleFrame();
+  /** A site's own theme toggle (a class or data- attribute on <html> or <body>) redraws. */
+  #themeWatch = new MutationObserver(() => {
+    if (this.#colours().join() !== this.#drawnColours) this.#scheduleFrame();
+  });
+  #drawnColours = '';
   #onDiscard = () => {
     if (this.#lab && this.#labGeneration !== kneelabGeneration()) this.#restart();
   };
@@ -500,6 +532,18 @@ export class KneeLab extends HTMLElement {
   }
 
   attributeChangedCallback(name, _old, value) {
+    if (name === 'theme') {
+      // The stylesheet reads the attribute itself; a bad value keeps the OS's scheme.
+      try {
+        if (value != null) THEME(name, value);
+        this.#attributeErrors.delete(name);
+      } catch (err) {
+        this.#attributeErrors.set(name, err.message);
+      }
+      this.#paintErrors();
+      this.#scheduleFrame();
+      return;
+    }
     const list = LISTS[name];
     if (list) {
       this.#setList(name, list, value);
@@ -562,6 +606,9 @@ export class KneeLab extends HTMLElement {
 
   async connectedCallback() {
     darkQuery.addEventListener('change', this.#onDark);
+    for (const el of [document.documentElement, document.body, this]) {
+      if (el) this.#themeWatch.observe(el, { attributes: true, attributeFilter: ['class', 'style', 'data-theme', 'data-md-color-scheme'] });
+    }
     kneelabEvents.addEventListener('discard', this.#onDiscard);
     if (this.#wasm) {
       // Moved in the document: watch the new layout again, and catch up on what changed.
@@ -612,6 +659,7 @@ export class KneeLab extends HTMLElement {
 
   disconnectedCallback() {
     this.#resize?.disconnect();
+    this.#themeWatch.disconnect();
     darkQuery.removeEventListener('change', this.#onDark);
     kneelabEvents.removeEventListener('discard', this.#onDiscard);
     // Removed, not moved (a move reconnects at once): give the simulator's memory back.
@@ -623,6 +671,7 @@ export class KneeLab extends HTMLElement {
     this.#sweepGeneration++;
     this.#sweeping = this.#pointDirty = false;
     cancelAnimationFrame(this.#frame);
+    clearTimeout(this.#liveTimer);
     this.#frame = 0;
     try {
       this.#lab.free();
@@ -711,7 +760,7 @@ export class KneeLab extends HTMLElement {
     } catch (err) {
       if (this.#crashed(err)) return;
       this.#showError(err);
-      this.#settleStart();
+      this.#settleStart(err);
       return;
     }
     this.#starting = false;
@@ -735,14 +784,24 @@ export class KneeLab extends HTMLElement {
     this.#scheduleFrame();
   }
 
-  /** The first config was refused: the lab is as ready as it gets until a good one comes. */
-  #settleStart() {
+  /** The first config was refused (`err`, if the engine said why): `ready` rejects with it. */
+  #settleStart(err) {
     this.#starting = false;
-    if (!this.#readySettled) {
-      this.#readySettled = true;
-      this.#resolveReady();
-    }
+    this.#settleReady(err ?? new Error(this.shadowRoot.querySelector('.error:not(:empty)')?.textContent ?? 'a setting is invalid'));
     this.#settle();
+  }
+
+  /**
+   * Settles `ready` once: rejected with `err`, or with the first attribute that could not be read
+   * (an Error whose `path` is the attribute's name); resolved otherwise. The lab runs on either way.
+   */
+  #settleReady(err) {
+    if (this.#readySettled) return;
+    this.#readySettled = true;
+    const [name, message] = this.#attributeErrors.entries().next().value ?? [];
+    err ??= name && Object.assign(new Error(message), { path: name });
+    if (err) this.#rejectReady(err);
+    else this.#resolveReady();
   }
 
   // --- a crashed simulator ---------------------------------------------------------------------
@@ -894,7 +953,7 @@ export class KneeLab extends HTMLElement {
       } else {
         this.#sweeping = false;
         this.#restartNote = '';
-        this.#setStatus('');
+        this.#setStatus(kneelabNote());
         this.#scheduleFrame();
         this.#settle();
       }
@@ -925,8 +984,7 @@ export class KneeLab extends HTMLElement {
     if (this.#paramAt != null && !this.#sweeping) {
       pushCapped(this.timings.param, performance.now() - this.#paramAt);
       this.#paramAt = null;
-      this.#readySettled = true;
-      this.#resolveReady();
+      this.#settleReady();
     }
     this.dispatchEvent(
       new CustomEvent('kneelab-update', {
@@ -939,14 +997,15 @@ export class KneeLab extends HTMLElement {
 
   /** Draws the shown panels; false if the simulator crashed meanwhile. */
   #drawCharts() {
-    const dark = darkQuery.matches;
+    const [chrome, dark] = this.#colours();
+    this.#drawnColours = [chrome, dark].join();
     const root = this.shadowRoot;
     const lab = this.#lab;
     const log = this.#state.latencyScale === 'log';
     for (const panel of this.#panels) {
       try {
         lab.setLatencyLog(log); // throws only if the module died
-        lab.draw(panel, root.getElementById(`chart-${panel}`), dark);
+        lab.draw(panel, root.getElementById(`chart-${panel}`), dark, chrome);
       } catch (err) {
         if (this.#crashed(err)) return false;
         this.#showError(err);
@@ -954,6 +1013,23 @@ export class KneeLab extends HTMLElement {
     }
     this.#describeCharts();
     return true;
+  }
+
+  /**
+   * The host's --kl-bg, --kl-fg, --kl-muted and --kl-grid as 0xRRGGBB (-1 where a value is not an
+   * opaque colour), and whether the background is dark (the charts' series palette follows it).
+   */
+  #colours() {
+    const css = getComputedStyle(this);
+    const chrome = ['bg', 'fg', 'muted', 'grid'].map((name) => {
+      probe.fillStyle = '#010203';
+      probe.fillStyle = css.getPropertyValue(`--kl-${name}`).trim() || '#010203';
+      const hex = probe.fillStyle; // #rrggbb, or rgba(...) if not opaque
+      return hex !== '#010203' && hex[0] === '#' ? parseInt(hex.slice(1), 16) : -1;
+    });
+    const bg = chrome[0];
+    const luma = ((bg >> 16) & 255) * 0.299 + ((bg >> 8) & 255) * 0.587 + (bg & 255) * 0.114;
+    return [chrome, bg < 0 ? darkQuery.matches : luma < 128];
   }
 
   // --- DOM -------------------------------------------------------------------------------------
@@ -1206,6 +1282,8 @@ export class KneeLab extends HTMLElement {
 
   /** Fills every alert from the engine's and the attributes' errors, and marks the controls. */
   #paintErrors() {
+    // An engine error means the charts are from the last settings it accepted: say they are stale.
+    this.toggleAttribute('data-stale', this.#errors.size > 0);
     const texts = new Map();
     const add = (id, text) => {
       const at = this.#alertFor(id);

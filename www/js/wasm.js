@@ -11,6 +11,11 @@
 // one.
 
 const GLUE = '../pkg/kneelab_web.js';
+/** The module's own URL decides where the wasm is: the page can live at any path, or on a CDN. */
+const WASM = new URL('../pkg/kneelab_web_bg.wasm', import.meta.url);
+/** Why the wasm loaded the slow way (a wrong MIME type), for the labs to say; or ''. */
+let note = '';
+export const kneelabNote = () => note;
 
 /** Fires `discard` (a CustomEvent whose detail is the dead generation) when an instance is dropped. */
 export const kneelabEvents = new EventTarget();
@@ -67,7 +72,17 @@ export function loadKneelab() {
   const attempt = (async () => {
     // The first instance is the glue's own URL, so `import('/pkg/kneelab_web.js')` shares it.
     const wasm = await import(gen === 0 ? GLUE : `${GLUE}?instance=${gen}`);
-    const exports = await wasm.default();
+    const response = await fetch(WASM);
+    const type = response.headers.get('content-type') || 'no type';
+    const served = type === 'application/wasm' ? '' : `this site serves ${WASM.pathname} as ${type}, not application/wasm`;
+    let exports;
+    try {
+      exports = await wasm.default({ module_or_path: response });
+    } catch (err) {
+      throw new Error(`${served ? `${served} (is the path right?): ` : ''}${err.message ?? err}`);
+    }
+    // Chromium then compiles from bytes rather than while downloading: it works, more slowly.
+    if (served) note = `Note: ${served}; the lab works, but loads more slowly.`;
     if (gen !== generation) throw new Error('the simulator was restarted while it loaded');
     current = { generation: gen, wasm, exports };
     facade ??= makeFacade(wasm);

@@ -84,4 +84,4 @@ pub use format::{format_percent, format_rate, format_seconds};
 pub use frame::DrawResult;
 /// The plotters this crate draws with, so callers build areas with the same version.
 pub use plotters;
-pub use style::{Palette, SVG_FONT_SCALE, Style, Theme, contrast_ratio};
+pub use style::{Chrome, Palette, SVG_FONT_SCALE, Style, Theme, contrast_ratio};

@@ -15,17 +15,48 @@ pub struct Style {
     pub dark: bool,
     /// Extra factor for font sizes only (1.0 for canvas, [`SVG_FONT_SCALE`] for SVG files).
     pub font_scale: f64,
+    /// A host page's own colours over the scheme's (its `--kl-*` custom properties).
+    pub chrome: Chrome,
+}
+
+/// The colours a host page may set over a scheme's: a chart then sits on the page's background
+/// in its text colour. Series colours keep their roles and are never overridden.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Chrome {
+    /// Canvas background (`--kl-bg`).
+    pub background: Option<RGBColor>,
+    /// Text and the slider's marker (`--kl-fg`).
+    pub text: Option<RGBColor>,
+    /// Secondary text (`--kl-muted`).
+    pub muted: Option<RGBColor>,
+    /// Grid lines (`--kl-grid`).
+    pub grid: Option<RGBColor>,
+}
+
+impl Chrome {
+    /// Reads up to four colours as `0xRRGGBB` numbers (background, text, muted, grid); anything
+    /// else (a negative number, say) keeps the scheme's.
+    pub fn from_rgb(values: &[f64]) -> Chrome {
+        let colour = |i: usize| {
+            let v = *values.get(i)?;
+            (0.0..=16_777_215.0).contains(&v).then(|| {
+                let v = v as u32;
+                RGBColor((v >> 16) as u8, (v >> 8) as u8, v as u8)
+            })
+        };
+        Chrome { background: colour(0), text: colour(1), muted: colour(2), grid: colour(3) }
+    }
 }
 
 impl Style {
     /// Light scheme at the given device pixel ratio.
     pub fn light(scale: f64) -> Self {
-        Self { scale, dark: false, font_scale: 1.0 }
+        Self { scale, dark: false, font_scale: 1.0, chrome: Chrome::default() }
     }
 
     /// Dark scheme at the given device pixel ratio.
     pub fn dark(scale: f64) -> Self {
-        Self { scale, dark: true, font_scale: 1.0 }
+        Self { scale, dark: true, font_scale: 1.0, chrome: Chrome::default() }
     }
 
     /// The same style with text sized for plotters' SVG backend (see [`SVG_FONT_SCALE`]).
@@ -33,9 +64,21 @@ impl Style {
         Self { font_scale: SVG_FONT_SCALE, ..self }
     }
 
-    /// The colours of this scheme.
+    /// The same style with a host page's colours over the scheme's.
+    pub fn with_chrome(self, chrome: Chrome) -> Self {
+        Self { chrome, ..self }
+    }
+
+    /// The colours of this scheme, with the host page's chrome over them.
     pub fn theme(&self) -> Theme {
-        if self.dark { Theme::DARK } else { Theme::LIGHT }
+        let mut t = if self.dark { Theme::DARK } else { Theme::LIGHT };
+        let c = self.chrome;
+        t.background = c.background.unwrap_or(t.background);
+        t.text = c.text.unwrap_or(t.text);
+        t.marker = c.text.unwrap_or(t.marker);
+        t.muted = c.muted.unwrap_or(t.muted);
+        t.grid = c.grid.unwrap_or(t.grid);
+        t
     }
 
     /// The scale actually used: a non-finite or non-positive ratio would hide or explode the
@@ -189,6 +232,20 @@ mod tests {
             let grid = contrast_ratio(theme.grid, bg);
             assert!((1.1..2.0).contains(&grid), "grid contrast {grid:.2}");
         }
+    }
+
+    #[test]
+    fn a_host_page_sets_background_text_muted_and_grid() {
+        let chrome = Chrome::from_rgb(&[f64::from(0x10_20_30), f64::from(0xF0_E0_D0), -1.0, f64::from(0xAB_CD_EF)]);
+        let t = Style::dark(1.0).with_chrome(chrome).theme();
+        assert_eq!(t.background, RGBColor(0x10, 0x20, 0x30));
+        assert_eq!((t.text, t.marker), (RGBColor(0xF0, 0xE0, 0xD0), RGBColor(0xF0, 0xE0, 0xD0)));
+        assert_eq!(t.muted, Theme::DARK.muted, "-1 keeps the scheme's");
+        assert_eq!(t.grid, RGBColor(0xAB, 0xCD, 0xEF));
+        assert_eq!(t.series, Theme::DARK.series, "series colours keep their roles");
+        assert_eq!(Chrome::from_rgb(&[]), Chrome::default());
+        assert_eq!(Chrome::from_rgb(&[f64::from(0x0100_0000), f64::NAN]), Chrome::default(), "out of range");
+        assert_eq!(Style::light(1.0).with_chrome(Chrome::default()).theme(), Theme::LIGHT);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! parser to the page, about 19 KB gzipped; a JS object cannot hold a key twice, so the CLI's
 //! duplicate-key check has nothing to find here.)
 
+use kneelab_plot::Chrome;
 use kneelab_sim::{Config, ConfigError};
 use serde::Serialize;
 use wasm_bindgen::{JsCast, JsValue};
@@ -222,13 +223,20 @@ pub fn numbers(value: &JsValue, name: &str, max: usize) -> Result<Vec<f64>, Faul
         .collect()
 }
 
-/// The arguments of every `draw*` method: a `<canvas>` element and the dark-mode flag, or an
-/// error naming the one that is wrong.
-pub fn draw_target(canvas: &JsValue, dark: &JsValue) -> Result<(HtmlCanvasElement, bool), Fault> {
+/// The arguments of every `draw*` method: a `<canvas>` element, the dark-mode flag and the host
+/// page's colours (`undefined`, or up to four `0xRRGGBB` numbers: background, text, muted, grid,
+/// -1 for the scheme's), or an error naming the one that is wrong.
+pub fn draw_target(
+    canvas: &JsValue,
+    dark: &JsValue,
+    chrome: &JsValue,
+) -> Result<(HtmlCanvasElement, bool, Chrome), Fault> {
     let element = canvas.dyn_ref::<HtmlCanvasElement>().cloned().ok_or_else(|| {
         Fault::new("canvas", Kind::Type, format!("expected a <canvas> element, got {}", describe(canvas)))
     })?;
-    Ok((element, boolean(dark, "dark")?))
+    let chrome =
+        if chrome.is_undefined() { Chrome::default() } else { Chrome::from_rgb(&numbers(chrome, "chrome", 4)?) };
+    Ok((element, boolean(dark, "dark")?, chrome))
 }
 
 /// What a JS value is, in a few words, for messages (never Rust's debug text). Only `typeof`

@@ -4,7 +4,7 @@
 use kneelab_lab::Lab;
 use kneelab_plot::plotters::coord::Shift;
 use kneelab_plot::plotters::prelude::*;
-use kneelab_plot::{DrawResult, Style, format_percent, latency, queue, replica, tail, throughput, timeline};
+use kneelab_plot::{Chrome, DrawResult, Style, format_percent, latency, queue, replica, tail, throughput, timeline};
 use kneelab_sim::{QueuePoint, Snapshot, Sweep, Trace};
 use plotters_canvas::CanvasBackend;
 use web_sys::HtmlCanvasElement;
@@ -16,6 +16,7 @@ use crate::boundary::{Fault, Kind};
 pub fn draw_on(
     canvas: &HtmlCanvasElement,
     dark: bool,
+    chrome: Chrome,
     f: impl FnOnce(&DrawingArea<CanvasBackend, Shift>, &Style) -> DrawResult<CanvasBackend>,
 ) -> Result<bool, Fault> {
     let (css_w, css_h) = (canvas.client_width(), canvas.client_height());
@@ -34,7 +35,7 @@ pub fn draw_on(
     let backend = CanvasBackend::with_canvas_object(canvas.clone())
         .ok_or_else(|| Fault::new("canvas", Kind::Internal, "the canvas has no 2D context"))?;
     let area = backend.into_drawing_area();
-    let style = if dark { Style::dark(dpr) } else { Style::light(dpr) };
+    let style = if dark { Style::dark(dpr) } else { Style::light(dpr) }.with_chrome(chrome);
     f(&area, &style).map_err(|e| Fault::general(Kind::Internal, format!("drawing failed: {e}")))?;
     area.present().map_err(|e| Fault::general(Kind::Internal, format!("drawing failed: {e}")))?;
     Ok(true)

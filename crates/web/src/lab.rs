@@ -121,15 +121,15 @@ impl Lab {
         Ok(())
     }
 
-    /// Draws the chart named `chart` (one of the schema's `panels`) on `canvas`; returns false
-    /// if the canvas is not laid out.
-    pub fn draw(&mut self, chart: JsValue, canvas: JsValue, dark: JsValue) -> Result<bool, Fault> {
+    /// Draws the chart named `chart` (one of the schema's `panels`) on `canvas`, in the page's
+    /// `chrome` colours if given; returns false if the canvas is not laid out.
+    pub fn draw(&mut self, chart: JsValue, canvas: JsValue, dark: JsValue, chrome: JsValue) -> Result<bool, Fault> {
         let chart = boundary::string(&chart, "chart")?;
-        let (canvas, dark) = boundary::draw_target(&canvas, &dark)?;
+        let (canvas, dark, chrome) = boundary::draw_target(&canvas, &dark, &chrome)?;
         let scale = if self.latency_log { YScale::Log } else { YScale::Linear };
         let data = ChartData::of(self.lab()?, &chart, scale)
             .ok_or_else(|| Fault::new("chart", Kind::Invalid, format!("no chart named {chart:?}")))?;
-        charts::draw_on(&canvas, dark, |area, style| data.draw(area, style))
+        charts::draw_on(&canvas, dark, chrome, |area, style| data.draw(area, style))
     }
 }
 

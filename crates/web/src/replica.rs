@@ -46,10 +46,10 @@ impl ReplicaView {
         to_js(&self.snapshot)
     }
 
-    /// Draws it on `canvas` (dark colours if `dark`).
-    pub fn draw(&self, canvas: JsValue, dark: JsValue) -> Result<bool, Fault> {
-        let (canvas, dark) = boundary::draw_target(&canvas, &dark)?;
+    /// Draws it on `canvas` (dark colours if `dark`, the page's `chrome` over them if given).
+    pub fn draw(&self, canvas: JsValue, dark: JsValue, chrome: JsValue) -> Result<bool, Fault> {
+        let (canvas, dark, chrome) = boundary::draw_target(&canvas, &dark, &chrome)?;
         let data = charts::replica_data(&self.snapshot);
-        charts::draw_on(&canvas, dark, |area, style| kneelab_plot::replica::draw(area, &data, style))
+        charts::draw_on(&canvas, dark, chrome, |area, style| kneelab_plot::replica::draw(area, &data, style))
     }
 }

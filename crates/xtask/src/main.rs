@@ -3,6 +3,7 @@
 //! Run `cargo xtask --help`. Each subcommand lives in its own module.
 
 mod bench;
+mod dist;
 mod fuzz;
 mod serve;
 mod test;
@@ -27,6 +28,8 @@ struct Cli {
 enum Task {
     /// Build the wasm module and its JS glue into www/pkg/ and print what the page weighs.
     BuildWeb(web::Args),
+    /// Build the lab as an npm package in dist/ and pack it to target/kneelab-VERSION.tgz.
+    Dist(dist::Args),
     /// Build the page (unless --no-build) and serve www/ over HTTP.
     Serve(serve::Args),
     /// fmt, clippy (native and wasm32), cargo test, then the browser suite in tests/.
@@ -40,6 +43,7 @@ enum Task {
 fn main() -> ExitCode {
     let result = match Cli::parse().task {
         Task::BuildWeb(args) => web::run(&args),
+        Task::Dist(args) => dist::run(&args),
         Task::Serve(args) => serve::run(&args),
         Task::Test(args) => test::run(&args),
         Task::Bench(args) => bench::run(&args),

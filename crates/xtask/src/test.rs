@@ -45,7 +45,7 @@ pub fn run(args: &Args) -> Result<()> {
     browser_suite()
 }
 
-/// npm ci (if needed), Chromium check, release wasm build, then Playwright; ends with the summary
+/// npm ci (if needed), Chromium check, release wasm build, the package, then Playwright; ends with the summary
 /// line `N passed, N failed` and exits non-zero if anything failed.
 fn browser_suite() -> Result<()> {
     let tests = repo_root().join("tests");
@@ -56,8 +56,10 @@ fn browser_suite() -> Result<()> {
              (`npx playwright install` does not work here), or run `cargo xtask test --no-browser`"
         );
     }
-    // Release profile and wasm-opt, so the page's size is what ships.
+    // Release profile and wasm-opt, so the page's size is what ships; then the npm package the
+    // embedding tests install from its tarball.
     crate::web::run(&crate::web::Args { dev: false })?;
+    crate::dist::run(&crate::dist::Args { no_build: true })?;
 
     let report = tests.join("test-results").join("results.json");
     if report.exists() {

@@ -44,9 +44,16 @@ pub fn run(args: &Args) -> Result<()> {
 /// synchronously, before (and without) the wasm.
 pub const SCHEMA_MODULE: &str = "kneelab_schema.js";
 
-/// Writes `kneelab_sim::schema()` into `out_dir` as [`SCHEMA_MODULE`].
+/// Writes `kneelab_sim::schema()` into `out_dir` as [`SCHEMA_MODULE`], with the charts' colour
+/// schemes (`themes.light`, `themes.dark`: the lab's CSS defaults for `--kl-bg`, `--kl-fg`,
+/// `--kl-muted` and `--kl-grid`, so a chart and the chrome around it start from one colour).
 pub fn write_schema(out_dir: &Path) -> Result<()> {
-    let json = serde_json::to_string(&kneelab_sim::schema::schema()).context("serialising the schema")?;
+    let mut schema = serde_json::to_value(kneelab_sim::schema::schema()).context("serialising the schema")?;
+    schema["themes"] = serde_json::json!({
+        "light": chrome_colours(&kneelab_plot::Theme::LIGHT),
+        "dark": chrome_colours(&kneelab_plot::Theme::DARK),
+    });
+    let json = serde_json::to_string(&schema).context("serialising the schema")?;
     let module = format!(
         "// Written by `cargo xtask build-web` from kneelab_sim::schema: the page's settings, stated once in Rust.\n\
          function freeze(v) {{\n\
@@ -57,6 +64,17 @@ pub fn write_schema(out_dir: &Path) -> Result<()> {
     );
     let path = out_dir.join(SCHEMA_MODULE);
     fs::write(&path, module).with_context(|| format!("writing {}", path.display()))
+}
+
+/// A scheme's colours a host page can set, as CSS hex.
+fn chrome_colours(theme: &kneelab_plot::Theme) -> serde_json::Value {
+    let hex = |c: kneelab_plot::plotters::style::RGBColor| format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2);
+    serde_json::json!({
+        "bg": hex(theme.background),
+        "fg": hex(theme.text),
+        "muted": hex(theme.muted),
+        "grid": hex(theme.grid),
+    })
 }
 
 /// Installs the wasm32 target through rustup if this toolchain lacks it (a fresh machine does).
@@ -140,17 +158,28 @@ fn bindgen(wasm: &Path, out_dir: &Path, dev: bool) -> Result<()> {
         .with_context(|| format!("wasm-bindgen failed on {}", wasm.display()))
 }
 
-/// Shrinks the wasm in place with the npm package binaryen's wasm-opt, if tests/ has it installed.
-/// Debian's binaryen (108) is too old: its output fails to load in Chromium.
+/// Shrinks the wasm in place with the npm package binaryen's wasm-opt (pinned, with the browser
+/// suite's tools, in tests/package-lock.json). On a fresh clone it is not there yet: it is
+/// installed from the npm registry first (`npm ci --prefix tests`), so every build that serves or
+/// ships the page ships the optimised wasm. Debian's binaryen (108) is too old: its output fails
+/// to load in Chromium.
 fn optimise(wasm: &Path) -> Result<()> {
     let wasm_opt = repo_root().join("tests/node_modules/.bin/wasm-opt");
     if !wasm_opt.exists() {
         println!(
-            "wasm-opt not found at {}: the wasm is unoptimised (about a third larger); \
-             get it with `npm ci --prefix tests`",
+            "wasm-opt is missing ({}): installing it from the npm registry with the browser suite's tools",
             rel(&wasm_opt).display()
         );
-        return Ok(());
+        if Command::new("npm").arg("--version").output().is_err() {
+            println!(
+                "warning: npm is missing, so wasm-opt cannot be installed: the wasm is unoptimised \
+                 (about a third larger). Install Node.js and npm, then build again."
+            );
+            return Ok(());
+        }
+        let mut npm = Command::new("npm");
+        npm.args(["ci", "--no-audit", "--no-fund", "--prefix"]).arg(repo_root().join("tests"));
+        crate::run_step("npm ci --prefix tests (for wasm-opt)", &mut npm)?;
     }
     let before = fs::metadata(wasm)?.len();
     // Plain -Oz: `--all-features` would emit imports Chromium rejects.

@@ -1,66 +1,27 @@
-// The main lab's state in the address bar, so a link reproduces the view:
-//   #load=0.95&mode=closed&workload=rag&seqs=64&chunked=1&budget=2048&kv=440000&ttft=2000&tpot=200&knee=p99&preset=llama-3-8b-a100
+// The main lab's state in the address bar, so a link reproduces the view. The keys are the
+// <knee-lab> attributes (lab.html takes the same as URL parameters), read by the element's own table:
+//   #load=0.95&mode=closed&workload=rag&max-num-seqs=64&slo-ttft-ms=2000&knee-rule=p99
 // Written with history.replaceState (no history spam, no scroll jump), read on load and on
 // hashchange. Anything unknown or invalid is ignored, never fatal. A plain in-page anchor
 // (#goodput) carries no state and is left to the browser.
 
-import { BUDGETS, BURSTINESS, DEFAULT_STATE, KNEE_RULES, KV_CACHE_TOKENS, PRESETS, SEQS, WORKLOADS } from '../knee-lab.js';
+import { BUDGETS, BURSTINESS, KV_CACHE_TOKENS, SEQS, DEFAULT_STATE, WORKLOADS, readSettings, settingsOf } from '../knee-lab.js';
 import { changed, debounce } from './live.js';
 
-const number = (min, max) => (text) => {
-  if (!/^[0-9]+(\.[0-9]+)?$/.test(text)) return undefined;
-  const v = Number(text);
-  return Number.isFinite(v) && v >= min && v <= max ? v : undefined;
-};
-const oneOf = (values) => (text) => {
-  const v = values.find((x) => String(x) === text);
-  return v;
-};
+/** Settings a select shows: a link may set only one of its options. */
+const OPTIONS = { maxNumSeqs: SEQS, maxNumBatchedTokens: BUDGETS, kvCacheTokens: KV_CACHE_TOKENS, burstiness: BURSTINESS.map((c) => c.shape) };
 
-/** Hash key -> [state key, parse(text) -> value | undefined, format(value) -> text]. */
-const FIELDS = {
-  load: ['load', (t) => {
-    const v = number(0, 1.2)(t);
-    return v === undefined ? undefined : Math.round(v * 100) / 100;
-  }, (v) => String(Math.round(v * 100) / 100)],
-  mode: ['mode', oneOf(['open', 'closed']), String],
-  workload: ['workload', oneOf(Object.keys(WORKLOADS)), String],
-  preset: ['preset', oneOf(Object.keys(PRESETS)), String],
-  seqs: ['maxNumSeqs', oneOf(SEQS), String],
-  chunked: ['chunkedPrefill', (t) => (t === '1' || t === 'true' ? true : t === '0' || t === 'false' ? false : undefined), (v) => (v ? '1' : '0')],
-  budget: ['maxNumBatchedTokens', oneOf(BUDGETS), String],
-  kv: ['kvCacheTokens', oneOf(KV_CACHE_TOKENS), String],
-  ttft: ['sloTtftMs', number(1, 600000), String],
-  tpot: ['sloTpotMs', number(1, 60000), String],
-  knee: ['kneeRule', oneOf(Object.keys(KNEE_RULES)), String],
-  burst: ['burstiness', oneOf(BURSTINESS.map((c) => c.shape)), String],
-  scale: ['latencyScale', oneOf(['linear', 'log']), String],
-};
-
-/** The valid state fields in a hash (`#a=1&b=2`), as a partial state. */
+/** The valid settings in a hash (`#load=0.9&max-num-seqs=64`), as a partial state. */
 export function parseHash(hash) {
   const text = hash.replace(/^#/, '');
   if (!text.includes('=')) return {};
-  const out = {};
-  for (const [key, raw] of new URLSearchParams(text)) {
-    const field = FIELDS[key];
-    if (!field) continue;
-    const value = field[1](raw.trim());
-    if (value !== undefined) out[field[0]] = value;
-  }
+  const out = readSettings(new URLSearchParams(text));
+  for (const [key, options] of Object.entries(OPTIONS)) if (key in out && !options.includes(out[key])) delete out[key];
   return out;
 }
 
 /** The hash for a state. */
-export function toHash(state) {
-  const parts = [];
-  for (const [key, [stateKey, , format]] of Object.entries(FIELDS)) {
-    const v = state[stateKey];
-    if (v === undefined || (typeof v === 'number' && !Number.isFinite(v))) continue;
-    parts.push(`${key}=${encodeURIComponent(format(v))}`);
-  }
-  return `#${parts.join('&')}`;
-}
+export const toHash = (state) => `#${new URLSearchParams(settingsOf(state))}`;
 
 /** The full state a hash describes: the page's defaults, the workload's SLOs, then the hash. */
 function fullState(partial, defaults) {

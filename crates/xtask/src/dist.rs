@@ -1,0 +1,118 @@
+//! `cargo xtask dist`: the lab as an npm package a course site installs or unpacks, with no Rust.
+//!
+//! `dist/` holds the optimised wasm and its glue (`pkg/`), the element's modules (`js/`), the
+//! iframe page (`lab.html`), a `package.json` with `exports`, the element's TypeScript
+//! declaration and custom-elements manifest, a README and the licences; `npm pack` makes it
+//! `target/kneelab-VERSION.tgz`. The modules find each other and the wasm by relative URLs
+//! (`import.meta.url`), so the package works at any path and from another origin.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+use crate::{rel, repo_root};
+
+/// Arguments of `cargo xtask dist`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Package www/pkg/ as it is, without building the wasm first.
+    #[arg(long)]
+    pub no_build: bool,
+}
+
+/// What the package holds: (from, relative to the workspace root; to, inside the package).
+const FILES: &[(&str, &str)] = &[
+    ("www/pkg/kneelab_web.js", "pkg/kneelab_web.js"),
+    ("www/pkg/kneelab_web_bg.wasm", "pkg/kneelab_web_bg.wasm"),
+    ("www/pkg/kneelab_schema.js", "pkg/kneelab_schema.js"),
+    ("www/js/knee-lab.js", "js/knee-lab.js"),
+    ("www/js/knee-lab-style.js", "js/knee-lab-style.js"),
+    ("www/js/wasm.js", "js/wasm.js"),
+    ("www/js/format.js", "js/format.js"),
+    ("www/js/lab-page.js", "js/lab-page.js"),
+    ("www/lab.html", "lab.html"),
+    ("www/css/lab.css", "css/lab.css"),
+    ("package/knee-lab.d.ts", "js/knee-lab.d.ts"),
+    ("package/custom-elements.json", "custom-elements.json"),
+    ("package/README.md", "README.md"),
+    ("LICENSE-MIT", "LICENSE-MIT"),
+    ("LICENSE-APACHE", "LICENSE-APACHE"),
+];
+
+/// Builds the page (unless `--no-build`), writes `dist/` and packs it.
+pub fn run(args: &Args) -> Result<()> {
+    if !args.no_build {
+        crate::web::run(&crate::web::Args { dev: false })?;
+    }
+    let root = repo_root();
+    let dist = root.join("dist");
+    if dist.exists() {
+        fs::remove_dir_all(&dist).with_context(|| format!("removing {}", dist.display()))?;
+    }
+    for (from, to) in FILES {
+        let (from, to) = (root.join(from), dist.join(to));
+        if !from.exists() {
+            bail!("{} is missing: build the page first (`cargo xtask build-web`)", rel(&from).display());
+        }
+        fs::create_dir_all(to.parent().expect("a file in dist/ has a parent"))?;
+        fs::copy(&from, &to).with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
+    }
+    let manifest = package_json();
+    fs::write(dist.join("package.json"), serde_json::to_string_pretty(&manifest)? + "\n")?;
+
+    let target = root.join("target");
+    fs::create_dir_all(&target)?;
+    let mut pack = Command::new("npm");
+    pack.args(["pack", "--quiet", "--pack-destination"]).arg(&target).arg(&dist);
+    crate::run_step("npm pack dist/", &mut pack)?;
+    let tarball = target.join(format!("kneelab-{}.tgz", env!("CARGO_PKG_VERSION")));
+    let size = fs::metadata(&tarball).with_context(|| format!("npm pack wrote no {}", tarball.display()))?.len();
+    println!("\n{} ({:.1} KiB): {}", rel(&tarball).display(), size as f64 / 1024.0, describe_files(&dist)?);
+    Ok(())
+}
+
+/// The package's `package.json`: its version is the workspace's.
+fn package_json() -> serde_json::Value {
+    serde_json::json!({
+        "name": "kneelab",
+        "version": env!("CARGO_PKG_VERSION"),
+        "description": "The knee lab: a simulated vLLM replica in a <knee-lab> element (Rust compiled to WebAssembly), for lessons on LLM-serving latency, throughput, goodput and the knee.",
+        "license": "MIT OR Apache-2.0",
+        "type": "module",
+        "main": "./js/knee-lab.js",
+        "module": "./js/knee-lab.js",
+        "types": "./js/knee-lab.d.ts",
+        "exports": {
+            ".": { "types": "./js/knee-lab.d.ts", "default": "./js/knee-lab.js" },
+            "./wasm": "./js/wasm.js",
+            "./lab.html": "./lab.html",
+            "./custom-elements.json": "./custom-elements.json",
+            "./package.json": "./package.json"
+        },
+        "customElements": "custom-elements.json",
+        "sideEffects": ["./js/knee-lab.js", "./js/lab-page.js"],
+        "files": ["js", "pkg", "css", "lab.html", "custom-elements.json", "README.md", "LICENSE-MIT", "LICENSE-APACHE"],
+        "keywords": ["vllm", "llm", "serving", "latency", "web-component", "custom-element", "webassembly"]
+    })
+}
+
+/// "N files, X KiB unpacked".
+fn describe_files(dir: &Path) -> Result<String> {
+    fn walk(dir: &Path, count: &mut u64, bytes: &mut u64) -> Result<()> {
+        for entry in fs::read_dir(dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                walk(&path, count, bytes)?;
+            } else {
+                *count += 1;
+                *bytes += fs::metadata(&path)?.len();
+            }
+        }
+        Ok(())
+    }
+    let (mut count, mut bytes) = (0, 0);
+    walk(dir, &mut count, &mut bytes)?;
+    Ok(format!("{count} files, {:.1} KiB unpacked", bytes as f64 / 1024.0))
+}

@@ -1,0 +1,96 @@
+// Types for the <knee-lab> element (js/knee-lab.js). Defaults, presets, workloads and ranges are
+// not restated here: they are in `SCHEMA` (the simulator's own schema, loaded with the module).
+
+/** A lab's settings: what its controls show. Attribute `max-num-seqs` sets `maxNumSeqs`, and so on. */
+export interface KneeLabState {
+  /** Offered load, as a fraction of the replica's measured capacity. */
+  load: number;
+  mode: 'open' | 'closed';
+  /** A workload name from `SCHEMA.workloads` (for example `chat` or `rag`). */
+  workload: string;
+  /** A GPU preset name from `SCHEMA.presets`. */
+  preset: string;
+  maxNumSeqs: number;
+  chunkedPrefill: boolean;
+  maxNumBatchedTokens: number;
+  sloTtftMs: number;
+  sloTpotMs: number;
+  thinkTimeS: number;
+  /** The open loop's gamma shape (`vllm bench serve --burstiness`): 1 is Poisson. */
+  burstiness: number;
+  kvCacheTokens: number;
+  /** Requests per simulated run. */
+  requests: number;
+  seed: number;
+  kneeRule: 'attainment' | 'p99';
+  latencyScale: 'linear' | 'log';
+}
+
+/** The latest readouts by name (see `METRIC_LABELS`), in the simulator's units: seconds, req/s, fractions. */
+export type KneeLabReadouts = Record<string, number>;
+
+export interface KneeLabUpdate {
+  readouts: KneeLabReadouts;
+  state: KneeLabState;
+  sweepDone: boolean;
+}
+
+/** The simulator's config (the CLI's JSON schema) for a lab's state. */
+export type KneeLabConfig = Record<string, unknown>;
+
+export declare class KneeLab extends HTMLElement {
+  static readonly observedAttributes: string[];
+  /** Resolves once the simulator is loaded and the first point is drawn; rejects if it cannot load. */
+  readonly ready: Promise<void>;
+  /** A copy of the settings; assign a partial object to change some of them. */
+  get state(): KneeLabState;
+  set state(partial: Partial<KneeLabState>);
+  readonly readouts: KneeLabReadouts;
+  /** Whether the current mode's sweep (capacity and every load point) is complete. */
+  readonly sweepDone: boolean;
+  /** The current mode's sweep (points, knee, saturation), or null before it has started. */
+  readonly sweep: unknown;
+  /** Measured latencies in ms: slider input to readout, and a setting change to every chart. */
+  readonly timings: { input: number[]; param: number[] };
+  /** Both load modes at the slider's load, and an open loop at the closed loop's throughput. */
+  compareLoops(): unknown;
+  /** The current run as vLLM's /metrics text (Prometheus format). */
+  metricsText(): string;
+  /** The simulator's config for the current state. */
+  config(): KneeLabConfig;
+  /** Resolves when no sweep or point is pending. */
+  idle(): Promise<void>;
+}
+
+/** The simulator's schema: defaults, option lists, presets, workloads, readouts, ranges. */
+export declare const SCHEMA: Readonly<Record<string, unknown>>;
+export declare const PRESETS: Readonly<Record<string, { name: string; label: string; model: string; source: string } & Record<string, unknown>>>;
+export declare const WORKLOADS: Readonly<Record<string, { label: string; sloTtftMs: number; sloTpotMs: number }>>;
+export declare const MAX_MODEL_LEN: number;
+export declare const SEQS: readonly number[];
+export declare const BUDGETS: readonly number[];
+export declare const KV_CACHE_TOKENS: readonly number[];
+export declare const BURSTINESS: readonly { shape: number; label: string }[];
+export declare const METRIC_LABELS: Readonly<Record<string, string>>;
+export declare const DEFAULT_STATE: Readonly<KneeLabState>;
+export declare const KNEE_RULES: Readonly<Record<string, string>>;
+export declare const LOAD_PCT: Readonly<{ min: number; max: number; step: number }>;
+export declare function kvLabel(tokens: number): string;
+/** URL-style `[attribute name, text]` pairs as a partial state (values an attribute would refuse are left out). */
+export declare function readSettings(pairs: Iterable<[string, string]>): Partial<KneeLabState>;
+/** A state as `[attribute name, text]` pairs. */
+export declare function settingsOf(state: Partial<KneeLabState>): [string, string][];
+/** Which limit binds, in words, from a lab's readouts; null until they are known. */
+export declare function describeLimits(readouts: KneeLabReadouts): string | null;
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'knee-lab': KneeLab;
+  }
+  interface HTMLElementEventMap {
+    /** The reader changed a control (bubbles, composed); `detail` is the new state. */
+    'kneelab-change': CustomEvent<KneeLabState>;
+    /** After every redraw (bubbles, composed). */
+    'kneelab-update': CustomEvent<KneeLabUpdate>;
+  }
+}

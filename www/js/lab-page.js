@@ -1,0 +1,30 @@
+// lab.html: the knee lab on its own, and the page an iframe embed loads.
+//
+// URL parameters set the lab's attributes, with the same names and the same checks
+// (`lab.html?workload=chat&load=0.9&panels=latency+throughput`); a bad value is shown on the
+// lab, naming the parameter. In an iframe the page posts its height to the parent whenever it
+// changes, as `{ type: 'kneelab:height', height }` (CSS pixels), so the parent can size the frame.
+
+import { KneeLab } from './knee-lab.js';
+import { loadKneelab } from './wasm.js';
+
+const lab = document.getElementById('lab');
+for (const [name, value] of new URLSearchParams(location.search)) {
+  if (KneeLab.observedAttributes.includes(name)) lab.setAttribute(name, value);
+}
+
+if (window.parent !== window) {
+  document.documentElement.dataset.embedded = '';
+  let last = 0;
+  new ResizeObserver(() => {
+    const height = Math.ceil(document.documentElement.getBoundingClientRect().height);
+    if (height === last) return;
+    last = height;
+    window.parent.postMessage({ type: 'kneelab:height', height }, '*');
+  }).observe(document.documentElement);
+}
+
+loadKneelab().then(
+  () => { document.documentElement.dataset.ready = 'true'; },
+  () => { document.documentElement.dataset.ready = 'error'; },
+);
