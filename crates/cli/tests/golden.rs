@@ -30,13 +30,19 @@ fn every_example_gives_its_stored_summary() {
     expect_test::expect_file!["golden/mm1.json"].assert_eq(&run_example("mm1"));
     expect_test::expect_file!["golden/closed-loop.json"].assert_eq(&run_example("closed-loop"));
     expect_test::expect_file!["golden/burst.json"].assert_eq(&run_example("burst"));
+    // Written by the request-by-request engine before the lazy cohort: the preemption path.
+    expect_test::expect_file!["golden/kv-tight.json"].assert_eq(&run_example("kv-tight"));
     // ...and those are every example there is.
     let mut names: Vec<String> = std::fs::read_dir(root().join("examples"))
         .unwrap()
         .filter_map(|e| e.unwrap().file_name().into_string().ok()?.strip_suffix(".json").map(String::from))
         .collect();
     names.sort();
-    assert_eq!(names, ["burst", "chat", "closed-loop", "mm1", "rag"], "a new example needs a golden summary here");
+    assert_eq!(
+        names,
+        ["burst", "chat", "closed-loop", "kv-tight", "mm1", "rag"],
+        "a new example needs a golden summary here"
+    );
 }
 
 /// Every number in the README's `kneelab run examples/rag.json` block, with its key path and the

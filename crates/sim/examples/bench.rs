@@ -1,7 +1,13 @@
 //! Throughput benchmark of the engine (`cargo xtask bench`): simulated requests per second on
-//! the textbook M/M/1-like config and on RAG traffic, and the time of a full sweep.
+//! the textbook M/M/1-like config and on RAG traffic, and the time of a full sweep. The M/M/1
+//! figure is set beside two others measured in the same run: a bare binary-heap M/M/1 loop
+//! written the simplest way (the limit an event loop can reach), and SimPy on the same queue when
+//! `python3 -c 'import simpy'` works (`pip install simpy`).
 #![allow(clippy::disallowed_methods, reason = "a benchmark reads the wall clock; the engine does not")]
 
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use kneelab_sim::capacity;
@@ -35,12 +41,111 @@ fn requests_per_s(name: &str, scenario: &Scenario, reps: usize) -> f64 {
     rate
 }
 
-fn main() {
-    let reps: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(7);
-    println!("kneelab-sim benchmark (median of {reps} runs, one thread)\n");
+/// An event time ordered by `total_cmp`, for the bare loop's heap.
+#[derive(Clone, Copy, PartialEq)]
+struct At(f64);
+impl Eq for At {}
+impl PartialOrd for At {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for At {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
 
-    // M/M/1-like: one seat, a constant 10 ms step, 1-token prompts, geometric outputs of mean 100.
-    let mm1 = Config {
+/// The bare limit: M/M/1 (arrivals at 0.9/s, exponential service of mean 1 s) as a binary heap
+/// of events and a FIFO queue, nothing else. Returns the mean time in the system.
+fn bare_mm1(customers: u64) -> f64 {
+    let mut state = 42u64;
+    let mut exp = |mean: f64| {
+        // splitmix64 -> uniform in (0, 1] -> exponential
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        -mean * (((z >> 11) as f64 + 1.0) / (1u64 << 53) as f64).ln()
+    };
+    // (time, true for a departure)
+    let mut events = BinaryHeap::new();
+    let mut queue = VecDeque::new();
+    let (mut arrived, mut done, mut busy, mut total) = (0u64, 0u64, false, 0.0);
+    events.push(Reverse((At(exp(1.0 / 0.9)), false)));
+    while let Some(Reverse((At(t), departure))) = events.pop() {
+        if departure {
+            let since: f64 = queue.pop_front().expect("a departure has a customer");
+            total += t - since;
+            done += 1;
+            if !queue.is_empty() {
+                events.push(Reverse((At(t + exp(1.0)), true)));
+            } else {
+                busy = false;
+            }
+        } else {
+            queue.push_back(t);
+            arrived += 1;
+            if !busy {
+                busy = true;
+                events.push(Reverse((At(t + exp(1.0)), true)));
+            }
+            if arrived < customers {
+                events.push(Reverse((At(t + exp(1.0 / 0.9)), false)));
+            }
+        }
+    }
+    total / done as f64
+}
+
+/// SimPy's customers per second on the same M/M/1, or why it was not measured.
+fn simpy_rate(customers: u64) -> Result<f64, String> {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/mm1_simpy.py");
+    let out = Command::new("python3")
+        .arg(script)
+        .arg(customers.to_string())
+        .output()
+        .map_err(|e| format!("python3 could not start ({e})"))?;
+    if !out.status.success() {
+        return Err("SimPy is not installed (`pip install simpy`)".into());
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let seconds: f64 = text.split_whitespace().nth(1).and_then(|s| s.parse().ok()).ok_or("SimPy printed no time")?;
+    Ok(customers as f64 / seconds)
+}
+
+/// `bench rag` / `bench sweep` / `bench mm1`: one run of that workload and nothing else, for
+/// timing whole processes side by side (`farm-bench -- bench rag --vs 'old-bench rag'`).
+fn one(what: &str) -> bool {
+    let rag = Config {
+        workload: WorkloadConfig::preset(WorkloadPreset::Rag),
+        load: LoadConfig::open_offered(0.9),
+        run: RunConfig { requests: 200_000, warmup_requests: Some(2_000) },
+        ..Config::default()
+    };
+    match what {
+        "rag" => {
+            let outcome = Simulation::new(&Scenario::new(&rag).unwrap(), Options::default()).run().unwrap();
+            println!("{}", outcome.summary.ttft_s.p99);
+        }
+        "sweep" => {
+            let config = Config { run: RunConfig { requests: 5_000, warmup_requests: Some(500) }, ..rag };
+            let loads = sweep::load_grid(0.05, 1.2, 0.05).unwrap();
+            println!("{:?}", sweep::sweep(&config, &loads, SweepOptions::default()).unwrap().knee);
+        }
+        "mm1" => {
+            let outcome = Simulation::new(&Scenario::new(&mm1_config()).unwrap(), Options::default()).run().unwrap();
+            println!("{}", outcome.summary.e2e_s.mean);
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// M/M/1-like: one seat, a constant 10 ms step, 1-token prompts, geometric outputs of mean 100.
+fn mm1_config() -> Config {
+    Config {
         engine: EngineConfig {
             max_num_seqs: 1,
             max_num_batched_tokens: 16,
@@ -52,7 +157,17 @@ fn main() {
         load: LoadConfig::open_rate(0.9),
         run: RunConfig { requests: 1_000_000, warmup_requests: Some(10_000) },
         ..Config::default()
-    };
+    }
+}
+
+fn main() {
+    if std::env::args().nth(1).is_some_and(|a| one(&a)) {
+        return;
+    }
+    let reps: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(7);
+    println!("kneelab-sim benchmark (median of {reps} runs, one thread)\n");
+
+    let mm1 = mm1_config();
     let mm1_rate = requests_per_s("M/M/1-like, utilisation 0.9", &Scenario::new(&mm1).unwrap(), reps);
 
     // RAG on the A100 preset, 64 seats, 90% of capacity (capacity measured once, outside the timing).
@@ -93,11 +208,25 @@ fn main() {
         rag_rate / 1e6,
         0.1 / t_sweep.as_secs_f64()
     );
-    // General-purpose discrete-event simulators on an M/M/1 queue at utilisation 0.9, measured
-    // on a 2-core machine like this one: SimPy 4.1 about 89k customers/s, Ciw 3.2 about 57k/s.
+    // The same M/M/1 queue, in the same run: the bare heap loop, then SimPy.
+    let bare_n = 1_000_000;
+    let t_bare = median_time(reps, || {
+        std::hint::black_box(bare_mm1(bare_n));
+    });
+    let bare_rate = bare_n as f64 / t_bare.as_secs_f64();
     println!(
-        "M/M/1 against general-purpose simulators: {:.0}x SimPy 4.1 (89k/s), {:.0}x Ciw 3.2 (57k/s)",
-        mm1_rate / 89e3,
-        mm1_rate / 57e3
+        "{:<44} {:>9.0} requests in {:>8.1} ms = {:>6.2} M requests/s",
+        "bare binary-heap M/M/1 loop",
+        bare_n as f64,
+        t_bare.as_secs_f64() * 1e3,
+        bare_rate / 1e6
     );
+    println!("M/M/1: the engine runs at {:.2}x the bare heap loop", mm1_rate / bare_rate);
+    match simpy_rate(200_000) {
+        Ok(rate) => {
+            println!("{:<44} {:>9.0} requests/s", "SimPy, same M/M/1 (200,000 customers)", rate);
+            println!("M/M/1: the engine runs at {:.0}x SimPy", mm1_rate / rate);
+        }
+        Err(why) => println!("SimPy not measured: {why}"),
+    }
 }

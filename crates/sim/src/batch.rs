@@ -1,7 +1,15 @@
 //! The replica's state and its scheduler: running and waiting requests, the KV cache, and how
 //! one step is formed (vLLM V1's policy, see design.md "Engine semantics").
+//!
+//! Requests that are decoding (one token a step) form a [`Cohort`] whose progress is counted
+//! lazily: one step counter for all of them, a sum for the attention context, members counted by
+//! where their next KV block starts, and a heap of when each finishes. So a step costs
+//! O(what changes) (a prefill chunk, an admission, a finish), not O(running requests). Only a
+//! step whose decodes would not fit the KV cache (a preemption) dissolves the cohort and is formed
+//! request by request, exactly as before.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 use crate::scenario::Engine;
 
@@ -34,6 +42,13 @@ pub struct Request {
     pub measured: bool,
     /// Whether its token times are traced for the timeline chart.
     pub traced: bool,
+    /// Its place in the running order (set when it is admitted; a readmission gets a new one).
+    pub seq: u64,
+    /// Whether it is a [`Cohort`] member: then `computed` and `emitted` are as of `join_d`, and
+    /// `blocks` and `last_token_s` are stale (see [`Batch::materialize`]).
+    pub in_cohort: bool,
+    /// The cohort's step counter when it joined.
+    pub join_d: u64,
 }
 
 impl Request {
@@ -69,7 +84,9 @@ pub struct Scheduled {
 /// What one formed step contains.
 #[derive(Clone, Debug, Default)]
 pub struct StepPlan {
-    /// Requests in the step with their token counts, in running order.
+    /// Cohort members in the step, one token each (they come first in running order).
+    pub decoders: u64,
+    /// The other requests in the step with their token counts, in running order.
     pub scheduled: Vec<Scheduled>,
     /// Tokens computed (prefill chunks plus one per decode).
     pub tokens: u64,
@@ -84,14 +101,132 @@ pub struct StepPlan {
     pub pure_decode: bool,
 }
 
+impl StepPlan {
+    /// Sequences in the step.
+    #[inline]
+    pub fn seqs(&self) -> u64 {
+        self.decoders + self.scheduled.len() as u64
+    }
+}
+
+/// The decoding requests, advanced together: each step every member computes and emits one
+/// token, so a member's progress is its progress when it joined plus the steps since.
+#[derive(Clone, Debug, Default)]
+pub struct Cohort {
+    /// Steps the cohort has decoded so far (a jump of `k` counts `k`).
+    pub d: u64,
+    /// Members.
+    pub n: u64,
+    /// Members whose statistics count.
+    pub measured: u64,
+    /// Sum over members of `computed - join_d`: the context of a step is this plus `n * d`.
+    ctx_base: i64,
+    /// Members by `(computed - join_d) mod block_size`: those whose next token opens a KV block
+    /// at step `d` are `cross[(-d) mod block_size]`.
+    cross: Vec<u64>,
+    /// `(step at which it emits its last token, seq, slot)`; entries of requests that left are
+    /// skipped when they surface.
+    finish: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    /// Traced members' slots.
+    pub traced: Vec<u32>,
+}
+
+impl Cohort {
+    fn key(&self, computed: u32, join_d: u64) -> usize {
+        (i64::from(computed) - join_d as i64).rem_euclid(self.cross.len() as i64) as usize
+    }
+
+    /// Members whose next token (at step `d`) opens a new KV block.
+    #[inline]
+    fn crossings_at(&self, d: u64) -> u64 {
+        let bs = self.cross.len() as u64;
+        self.cross[((bs - d % bs) % bs) as usize]
+    }
+
+    /// New KV blocks the members open in steps `d + 1 ..= d + k - 1` (the first step's were
+    /// reserved when it was formed).
+    pub fn crossings_after(&self, k: u64) -> u64 {
+        let bs = self.cross.len() as u64;
+        let more = k.saturating_sub(1);
+        // Every member opens one block per `bs` steps.
+        let mut total = (more / bs) * self.n;
+        for j in 1..=more % bs {
+            total += self.crossings_at(self.d + j);
+        }
+        total
+    }
+}
+
+/// The running requests in admission order (`seq` ascending): pushed at the back, preempted from
+/// the back, finished from anywhere (marked, then swept out once they are as many as the rest).
+#[derive(Clone, Debug, Default)]
+pub struct Running {
+    order: Vec<(u64, u32)>,
+    live: usize,
+}
+
+/// Batches of at most this many running requests are formed request by request: for a few
+/// requests the cohort's bookkeeping costs more than it saves (and both ways give the same run).
+pub const COHORT_MIN_RUNNING: usize = 4;
+
+/// A finished request's place in [`Running::order`], until it is swept out.
+const GONE: u32 = u32::MAX;
+
+impl Running {
+    /// Running requests.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    /// Their slots, in admission order.
+    pub fn slots(&self) -> impl Iterator<Item = u32> + '_ {
+        self.order.iter().map(|&(_, slot)| slot).filter(|&slot| slot != GONE)
+    }
+
+    fn push(&mut self, seq: u64, slot: u32) {
+        debug_assert!(self.order.last().is_none_or(|&(last, _)| last < seq));
+        self.order.push((seq, slot));
+        self.live += 1;
+    }
+
+    /// The newest running request, taken out.
+    fn pop_last(&mut self) -> Option<(u64, u32)> {
+        while let Some(entry) = self.order.pop() {
+            if entry.1 != GONE {
+                self.live -= 1;
+                return Some(entry);
+            }
+        }
+        None
+    }
+
+    /// Takes out the request admitted as `seq`.
+    pub fn remove(&mut self, seq: u64) {
+        let i = self.order.binary_search_by_key(&seq, |&(s, _)| s).expect("a running request's seq");
+        debug_assert_ne!(self.order[i].1, GONE);
+        self.order[i].1 = GONE;
+        self.live -= 1;
+        if self.order.len() > 2 * self.live + 16 {
+            self.order.retain(|&(_, slot)| slot != GONE);
+        }
+    }
+}
+
 /// The replica: request slots, the running batch, the waiting queue and the KV cache.
 #[derive(Clone, Debug)]
 pub struct Batch {
     /// Request storage; `free` lists unused slots.
     pub slots: Vec<Request>,
     free: Vec<u32>,
-    /// Running requests in admission order.
-    pub running: Vec<u32>,
+    /// Running requests, in admission order.
+    pub running: Running,
+    next_seq: u64,
+    /// Running requests outside the cohort, in running order: a partly prefilled request (the
+    /// last admitted), and, after a step that dissolved the cohort, everyone.
+    pub explicit: Vec<u32>,
+    /// The decoding requests.
+    pub cohort: Cohort,
     /// Waiting requests, FCFS (preempted requests go back to the front).
     pub waiting: VecDeque<u32>,
     /// KV blocks in use.
@@ -102,7 +237,17 @@ pub struct Batch {
 impl Batch {
     /// An empty replica.
     pub fn new(engine: Engine) -> Self {
-        Batch { slots: Vec::new(), free: Vec::new(), running: Vec::new(), waiting: VecDeque::new(), kv_used: 0, engine }
+        Batch {
+            slots: Vec::new(),
+            free: Vec::new(),
+            running: Running::default(),
+            next_seq: 0,
+            explicit: Vec::new(),
+            cohort: Cohort { cross: vec![0; engine.block_size_tokens as usize], ..Cohort::default() },
+            waiting: VecDeque::new(),
+            kv_used: 0,
+            engine,
+        }
     }
 
     /// Blocks needed to hold `tokens` tokens.
@@ -133,7 +278,7 @@ impl Batch {
         slot
     }
 
-    /// Frees a finished request's KV blocks and slot.
+    /// Frees a finished request's KV blocks and slot (it has left the cohort and the running set).
     pub fn release(&mut self, slot: u32) {
         let r = &mut self.slots[slot as usize];
         self.kv_used -= r.blocks as u64;
@@ -146,6 +291,103 @@ impl Batch {
         self.running.len() + self.waiting.len()
     }
 
+    /// A member's tokens computed and emitted now.
+    #[inline]
+    pub fn progress(&self, r: &Request) -> (u32, u32) {
+        if r.in_cohort {
+            let steps = (self.cohort.d - r.join_d) as u32;
+            (r.computed + steps, r.emitted + steps)
+        } else {
+            (r.computed, r.emitted)
+        }
+    }
+
+    /// Puts a decoding request into the cohort (at the end of a step in which it emitted).
+    pub fn join(&mut self, slot: u32) {
+        let d = self.cohort.d;
+        let r = &mut self.slots[slot as usize];
+        debug_assert!(!r.in_cohort && r.is_decoding() && r.emitted < r.output);
+        r.in_cohort = true;
+        r.join_d = d;
+        let (computed, finish, seq, measured, traced) =
+            (r.computed, d + (r.output - r.emitted) as u64, r.seq, r.measured, r.traced);
+        let c = &mut self.cohort;
+        c.n += 1;
+        c.measured += u64::from(measured);
+        c.ctx_base += i64::from(computed) - d as i64;
+        let key = c.key(computed, d);
+        c.cross[key] += 1;
+        c.finish.push(Reverse((finish, seq, slot)));
+        if traced {
+            c.traced.push(slot);
+        }
+    }
+
+    /// Takes a member out of the cohort, writing its progress back (`last_token_s`: when its
+    /// latest token came, the end of the last step).
+    pub fn materialize(&mut self, slot: u32, last_token_s: f64) {
+        let r = &self.slots[slot as usize];
+        debug_assert!(r.in_cohort);
+        let (computed, emitted) = self.progress(r);
+        let (join_computed, join_d, measured, traced) = (r.computed, r.join_d, r.measured, r.traced);
+        let blocks = self.blocks_for(computed);
+        let c = &mut self.cohort;
+        c.n -= 1;
+        c.measured -= u64::from(measured);
+        c.ctx_base -= i64::from(join_computed) - join_d as i64;
+        let key = c.key(join_computed, join_d);
+        c.cross[key] -= 1;
+        if traced {
+            c.traced.retain(|&s| s != slot);
+        }
+        let r = &mut self.slots[slot as usize];
+        r.in_cohort = false;
+        r.computed = computed;
+        r.emitted = emitted;
+        r.blocks = blocks;
+        r.last_token_s = last_token_s;
+    }
+
+    /// The fewest steps until a member emits its last token (`None` without members).
+    pub fn next_finish(&mut self) -> Option<u64> {
+        while let Some(&Reverse((finish, seq, slot))) = self.cohort.finish.peek() {
+            if self.is_member_entry(finish, seq, slot) {
+                return Some(finish - self.cohort.d);
+            }
+            self.cohort.finish.pop();
+        }
+        None
+    }
+
+    /// Members that have emitted their last token by now, by slot (they are still members).
+    pub fn pop_finished(&mut self, into: &mut Vec<(u64, u32)>) {
+        while let Some(&Reverse((finish, seq, slot))) = self.cohort.finish.peek() {
+            if finish > self.cohort.d {
+                break;
+            }
+            self.cohort.finish.pop();
+            if self.is_member_entry(finish, seq, slot) && !into.iter().any(|&(_, s)| s == slot) {
+                into.push((seq, slot));
+            }
+        }
+    }
+
+    fn is_member_entry(&self, finish: u64, seq: u64, slot: u32) -> bool {
+        let r = &self.slots[slot as usize];
+        r.in_cohort && r.seq == seq && r.join_d + (r.output - r.emitted) as u64 == finish
+    }
+
+    /// Every member back to explicit bookkeeping, in running order (their latest token came at
+    /// `now_s`, the end of the last step).
+    fn dissolve(&mut self, now_s: f64) {
+        let members: Vec<u32> = self.running.slots().filter(|&s| self.slots[s as usize].in_cohort).collect();
+        for &slot in &members {
+            self.materialize(slot, now_s);
+        }
+        self.cohort.finish.clear();
+        self.explicit = self.running.slots().collect();
+    }
+
     /// Forms the next step at time `now_s` into `plan`.
     ///
     /// 1. Running requests in admission order take their tokens: one to decode, or a prefill
@@ -154,17 +396,35 @@ impl Batch {
     /// 2. Only if nothing was preempted, waiting requests are admitted FCFS while there are
     ///    seats, budget and KV blocks; without chunked prefill a prompt must fit whole (else
     ///    admission stops: head-of-line blocking).
+    ///
+    /// The cohort's members come first in running order and take one token each; their new KV
+    /// blocks are counted at once. Only if those do not fit is the cohort dissolved and the step
+    /// formed request by request.
     pub fn form_step(&mut self, now_s: f64, plan: &mut StepPlan) {
         plan.scheduled.clear();
+        plan.decoders = 0;
         plan.tokens = 0;
         plan.context = 0;
         plan.admitted = 0;
         plan.preempted = 0;
         let mut budget = self.engine.max_num_batched_tokens;
+        let n = self.cohort.n;
+        if n > 0 {
+            let need = self.cohort.crossings_at(self.cohort.d);
+            if need > self.kv_free() || n > u64::from(budget) || self.running.len() <= COHORT_MIN_RUNNING {
+                self.dissolve(now_s);
+            } else {
+                self.kv_used += need;
+                budget -= n as u32;
+                plan.decoders = n;
+                plan.tokens += n;
+                plan.context += (self.cohort.ctx_base + (n * self.cohort.d) as i64) as u64;
+            }
+        }
         let mut all_decode = true;
         let mut i = 0;
-        'running: while i < self.running.len() {
-            let slot = self.running[i];
+        'running: while i < self.explicit.len() {
+            let slot = self.explicit[i];
             let (computed, remaining, blocks) = {
                 let r = &self.slots[slot as usize];
                 (r.computed, r.remaining(), r.blocks)
@@ -183,7 +443,13 @@ impl Batch {
                 (self.blocks_for(computed + n) - blocks) as u64
             };
             while need > self.kv_free() {
-                let victim = self.running.pop().expect("the request being scheduled is running");
+                let (_, victim) = self.running.pop_last().expect("the request being scheduled is running");
+                debug_assert_eq!(
+                    self.explicit.last(),
+                    Some(&victim),
+                    "the newest running request is outside the cohort"
+                );
+                self.explicit.pop();
                 self.preempt(victim);
                 plan.preempted += 1;
                 if victim == slot {
@@ -219,8 +485,11 @@ impl Batch {
                     break;
                 }
                 self.waiting.pop_front();
+                let seq = self.next_seq;
+                self.next_seq += 1;
                 let r = &mut self.slots[slot as usize];
                 r.blocks = need as u32;
+                r.seq = seq;
                 if r.first_scheduled_s.is_nan() {
                     r.first_scheduled_s = now_s;
                 }
@@ -229,14 +498,15 @@ impl Batch {
                 plan.tokens += n as u64;
                 plan.scheduled.push(Scheduled { slot, tokens: n });
                 plan.admitted += 1;
-                self.running.push(slot);
+                self.running.push(seq, slot);
+                self.explicit.push(slot);
             }
         }
         plan.pure_decode = all_decode
             && plan.admitted == 0
             && plan.preempted == 0
-            && !plan.scheduled.is_empty()
-            && plan.scheduled.len() == self.running.len();
+            && plan.seqs() > 0
+            && plan.seqs() == self.running.len() as u64;
     }
 
     /// Recompute preemption: free the KV, forget the progress, keep the emitted tokens, and put

@@ -7,7 +7,7 @@
 //! by one token per sequence per step. Their times form an arithmetic series, so `k` of them are
 //! advanced in one exact jump, and their inter-token gaps go into the histogram as a ramp.
 
-use crate::batch::{Batch, Request, StepPlan};
+use crate::batch::{Batch, COHORT_MIN_RUNNING, Request, StepPlan};
 use crate::config::ThinkDist;
 use crate::error::ConfigError;
 use crate::event::{Arrival, EventQueue, OPEN_LOOP};
@@ -35,6 +35,10 @@ pub struct Options {
     pub max_work: u64,
     /// The most requests in the system at once; past it the run stops with `truncated: true`.
     pub max_in_system: usize,
+    /// Advance decoding requests together, lazily (a step costs O(what changes)). `false` forms
+    /// every step request by request, as the engine did before the cohort: the same results,
+    /// bit for bit, more slowly (`tests/cohort.rs` compares the two).
+    pub cohort: bool,
 }
 
 /// Default work budget, in request-visits of a step: about a second of simulation natively.
@@ -54,6 +58,7 @@ impl Default for Options {
             snapshot_min_waiting: 0,
             max_work: MAX_WORK,
             max_in_system: MAX_IN_SYSTEM,
+            cohort: true,
         }
     }
 }
@@ -118,6 +123,8 @@ pub struct Simulation {
     work: u64,
     steps: u64,
     state: State,
+    /// Requests finishing in the step just run, as `(seq, slot)` (kept to reuse its buffer).
+    finishing: Vec<(u64, u32)>,
 }
 
 impl Simulation {
@@ -176,6 +183,7 @@ impl Simulation {
             work: 0,
             steps: 0,
             state: State::Running,
+            finishing: Vec::new(),
         }
     }
 
@@ -246,7 +254,7 @@ impl Simulation {
             self.recorder.num_preemptions += self.plan.preempted as u64;
         }
         self.record_gauges(start);
-        if self.plan.scheduled.is_empty() {
+        if self.plan.seqs() == 0 {
             // Validation makes every request fit an empty engine, so this cannot happen; stop
             // rather than spin if it ever does.
             self.state = State::Failed(ConfigError::new("", "the engine could not schedule any request"));
@@ -261,7 +269,7 @@ impl Simulation {
         let jump = self.plan_jump(start);
         let (k, end) = (jump.steps, start + jump_s(jump.steps, jump.first_s, jump.growth_s));
         // A step's cost: a pass over its requests, plus a fixed overhead (arrivals, bookkeeping).
-        self.work += self.plan.scheduled.len() as u64 + STEP_WORK;
+        self.work += self.plan.seqs() + STEP_WORK;
         self.steps += k;
         if self.recorder.in_window() {
             self.recorder.steps(self.plan.pure_decode, k, end - start);
@@ -314,14 +322,19 @@ impl Simulation {
         let b = &self.batch;
         let seats: Vec<Seat> = b
             .running
-            .iter()
-            .map(|&slot| {
+            .slots()
+            .map(|slot| {
                 let r = &b.slots[slot as usize];
-                let tokens = self.plan.scheduled.iter().find(|s| s.slot == slot).map_or(0, |s| s.tokens);
+                let (computed, emitted) = b.progress(r);
+                let tokens = if r.in_cohort && self.plan.decoders > 0 {
+                    1
+                } else {
+                    self.plan.scheduled.iter().find(|s| s.slot == slot).map_or(0, |s| s.tokens)
+                };
                 // A decode computes the KV of the one token before the next: a request with more
                 // than that to compute is prefilling (its prompt, or a preempted one's recompute).
-                let prefill = tokens > 0 && r.remaining() > 1;
-                Seat { id: r.id, prompt: r.prompt, output: r.output, emitted: r.emitted, step_tokens: tokens, prefill }
+                let prefill = tokens > 0 && r.prompt + emitted - computed > 1;
+                Seat { id: r.id, prompt: r.prompt, output: r.output, emitted, step_tokens: tokens, prefill }
             })
             .collect();
         let prefill_tokens: u32 = seats.iter().filter(|s| s.prefill).map(|s| s.step_tokens).sum();
@@ -415,6 +428,9 @@ impl Simulation {
             last_token_s: f64::NAN,
             measured,
             traced,
+            seq: 0,
+            in_cohort: false,
+            join_d: 0,
         });
         self.record_gauges(arrival.time_s);
         match self.scenario.load {
@@ -431,18 +447,22 @@ impl Simulation {
     }
 
     /// How many identical steps the formed step stands for, and their times.
-    fn plan_jump(&self, start: f64) -> Jump {
-        let seqs = self.plan.scheduled.len() as u64;
+    fn plan_jump(&mut self, start: f64) -> Jump {
+        let seqs = self.plan.seqs();
         let d0 = self.scenario.cost.step_s(self.plan.tokens, seqs, self.plan.context);
         if !self.plan.pure_decode {
             return Jump { steps: 1, first_s: d0, growth_s: 0.0 };
         }
-        let n = self.plan.scheduled.len() as u64;
+        let n = seqs;
         // Every sequence's context grows by one token per step, so each step is longer by this.
         let g = self.scenario.cost.per_context_s() * n as f64;
         let slots = &self.batch.slots;
         // Until the first request emits its last token...
-        let mut k = self.plan.scheduled.iter().map(|s| slots[s.slot as usize].remaining_output()).min().unwrap_or(1);
+        let explicit = self.plan.scheduled.iter().map(|s| slots[s.slot as usize].remaining_output()).min();
+        let mut k = match (self.batch.next_finish(), explicit) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b).unwrap_or(1),
+        };
         // ...while the KV cache surely holds every block the later steps open (each sequence
         // opens at most ceil((k - 1) / block) blocks in k - 1 more steps)...
         let block = self.scenario.engine.block_size_tokens as u64;
@@ -459,13 +479,28 @@ impl Simulation {
     }
 
     fn finish_step(&mut self, start: f64, end: f64, jump: Jump) {
-        let mut finished = false;
         let emitted_before = self.tokens_emitted;
         let Jump { steps: k, first_s: d0, growth_s: g } = jump;
+        let block = self.scenario.engine.block_size_tokens;
+        let decoders = self.plan.decoders;
+        // The cohort: every member emits one token a step, `k` steps, all at once.
+        if decoders > 0 {
+            if k > 1 {
+                self.batch.kv_used += self.batch.cohort.crossings_after(k);
+            }
+            self.batch.cohort.d += k;
+            self.tokens_emitted += decoders * k;
+            for i in 0..self.batch.cohort.traced.len() {
+                let r = &self.batch.slots[self.batch.cohort.traced[i] as usize];
+                let trace = &mut self.recorder.traces[(r.id - self.first_traced) as usize];
+                trace.token_times_s.extend((1..=k).map(|j| start + jump_s(j, d0, g)));
+            }
+        }
+        let mut finished = false;
         if k > 1 {
             // Every sequence in a decode run sees the same gaps: d0, d0 + g, ..., d0 + (k-1) g.
-            let measured =
-                self.plan.scheduled.iter().filter(|s| self.batch.slots[s.slot as usize].measured).count() as u64;
+            let measured = self.batch.cohort.measured
+                + self.plan.scheduled.iter().filter(|s| self.batch.slots[s.slot as usize].measured).count() as u64;
             self.recorder.itl_s.add_ramp(d0, g, k, measured);
             for i in 0..self.plan.scheduled.len() {
                 let slot = self.plan.scheduled[i].slot;
@@ -474,7 +509,7 @@ impl Simulation {
                 r.emitted += k as u32;
                 self.tokens_emitted += k;
                 r.last_token_s = end;
-                let blocks = r.computed.div_ceil(self.scenario.engine.block_size_tokens);
+                let blocks = r.computed.div_ceil(block);
                 self.batch.kv_used += (blocks - r.blocks) as u64;
                 r.blocks = blocks;
                 if r.traced {
@@ -484,9 +519,10 @@ impl Simulation {
                 finished |= r.emitted == r.output;
             }
         } else {
-            // Requests that emitted at the end of the previous step all see a gap of this step's
-            // length; count them and add them to the histogram at once.
-            let mut one_step_gaps = 0;
+            // Requests that emitted at the end of the previous step (every member, and any
+            // decode outside the cohort) all see a gap of this step's length; count them and add
+            // them to the histogram at once.
+            let mut one_step_gaps = if decoders > 0 { self.batch.cohort.measured } else { 0 };
             for i in 0..self.plan.scheduled.len() {
                 let s = self.plan.scheduled[i];
                 let r = &mut self.batch.slots[s.slot as usize];
@@ -515,25 +551,58 @@ impl Simulation {
             }
             self.recorder.itl_s.add(end - start, one_step_gaps);
         }
+        // Whoever now decodes one token a step joins the cohort (if the batch is big enough to
+        // gain from it); the rest stay explicit.
+        let mut i = 0;
+        let join = self.options.cohort && self.batch.running.len() > COHORT_MIN_RUNNING;
+        while join && i < self.batch.explicit.len() {
+            let slot = self.batch.explicit[i];
+            let r = &self.batch.slots[slot as usize];
+            if r.is_decoding() && r.emitted < r.output {
+                self.batch.explicit.remove(i);
+                self.batch.join(slot);
+            } else {
+                i += 1;
+            }
+        }
         if self.recorder.in_window() {
             self.recorder.window_tokens += self.tokens_emitted - emitted_before;
         }
-        if finished {
+        if decoders > 0 {
+            self.batch.pop_finished(&mut self.finishing);
+        }
+        if finished || !self.finishing.is_empty() {
             self.complete_finished(end);
         }
         self.record_gauges(end);
     }
 
+    /// Records and releases every request that has emitted its last token, in running order.
     fn complete_finished(&mut self, end: f64) {
-        let mut i = 0;
-        while i < self.batch.running.len() {
-            let slot = self.batch.running[i];
-            let r = &self.batch.slots[slot as usize];
-            if r.emitted < r.output {
-                i += 1;
-                continue;
+        let (slots, finishing) = (&self.batch.slots, &mut self.finishing);
+        self.batch.explicit.retain(|&slot| {
+            let r = &slots[slot as usize];
+            let done = r.emitted >= r.output;
+            if done {
+                finishing.push((r.seq, slot));
             }
-            self.batch.running.remove(i);
+            !done
+        });
+        // Running order; a handful at most, so an insertion sort (no sort code in the wasm).
+        for i in 1..self.finishing.len() {
+            let mut j = i;
+            while j > 0 && self.finishing[j - 1].0 > self.finishing[j].0 {
+                self.finishing.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+        let finishing = std::mem::take(&mut self.finishing);
+        for &(seq, slot) in &finishing {
+            if self.batch.slots[slot as usize].in_cohort {
+                self.batch.materialize(slot, end);
+            }
+            self.batch.running.remove(seq);
+            let r = &self.batch.slots[slot as usize];
             self.completed += 1;
             if self.recorder.in_window() {
                 self.recorder.window_completions += 1;
@@ -579,6 +648,8 @@ impl Simulation {
                 }
             }
         }
+        self.finishing = finishing;
+        self.finishing.clear();
     }
 }
 
