@@ -414,6 +414,8 @@ export class KneeLab extends HTMLElement {
   #restartNote = '';
   #wired = false;
   #sweeping = false;
+  /** Whether the current model's capacity is known (see #startSweep). */
+  #measured = true;
   #sweepGeneration = 0;
   #lastSweepDraw = 0;
   #inputAt = null;
@@ -916,6 +918,8 @@ export class KneeLab extends HTMLElement {
 
   #startSweep() {
     const generation = ++this.#sweepGeneration;
+    // Whether the capacity is known; until it is, the sweep's slices measure it and the point waits.
+    this.#measured = this.#call(() => this.#lab.sweepProgress().measured, true);
     this.#sweeping = true;
     this.#lastSweepDraw = performance.now();
     this.setAttribute('data-busy', '');
@@ -938,8 +942,13 @@ export class KneeLab extends HTMLElement {
         this.#restartNote = '';
         this.#setStatus('');
         this.#showError(err);
+        this.#scheduleFrame(); // a point left waiting for the capacity
         this.#settle();
         return;
+      }
+      if (!this.#measured && progress.measured) {
+        this.#measured = true;
+        this.#scheduleFrame(); // the point that waited for the capacity
       }
       if (more) {
         this.#setStatus(`${this.#restartNote}Sweeping offered load: ${progress.done} of ${progress.total} points…`);
@@ -965,6 +974,8 @@ export class KneeLab extends HTMLElement {
     if (!this.#alive()) return;
     try {
       if (this.#pointDirty) {
+        // Measuring the capacity in one go would be a long task: the sweep's slices do it.
+        if (this.#sweeping && !this.#measured) return;
         this.#pointDirty = false;
         this.#readouts = this.#lab.runPoint();
       } else {

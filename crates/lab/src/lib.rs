@@ -71,6 +71,10 @@ pub struct LoopComparison {
     pub open_at_closed_throughput: LoopSide,
 }
 
+/// Engine steps per slice of the capacity measurement: a few milliseconds in the browser, so a
+/// page answers input while the replica is measured.
+pub const CAPACITY_SLICE_STEPS: u64 = 4096;
+
 /// The lab: see the module's documentation.
 #[derive(Clone, Debug)]
 pub struct Lab {
@@ -78,6 +82,8 @@ pub struct Lab {
     load: f64,
     loads: Vec<f64>,
     capacity: Option<Capacity>,
+    /// The capacity being measured a slice at a time by [`Lab::sweep_step`].
+    measuring: Option<capacity::Measurement>,
     open: Option<SweepRun>,
     closed: Option<SweepRun>,
     /// The current mode's sweep judged under the current SLOs, and (in a closed loop) the open
@@ -125,6 +131,7 @@ impl Lab {
             load: schema::DEFAULT_LOAD,
             loads: schema::loads(),
             capacity: None,
+            measuring: None,
             open: None,
             closed: None,
             judged: None,
@@ -142,6 +149,7 @@ impl Lab {
         let config = normalised(config)?;
         if !same_model(&self.config, &config) {
             self.capacity = None;
+            self.measuring = None;
             self.open = None;
             self.closed = None;
             self.loops = None;
@@ -230,10 +238,19 @@ impl Lab {
         (self.curve().map_or(0, |r| r.outcomes().len()), self.loads.len())
     }
 
-    /// One slice of sweep work (measuring the capacity, or one load point); returns whether more
-    /// remains.
+    /// One slice of sweep work (a slice of the capacity measurement, or one load point); returns
+    /// whether more remains.
     pub fn sweep_step(&mut self) -> Result<bool, ConfigError> {
         if self.curve().is_none() {
+            if self.capacity.is_none() {
+                let m = match &mut self.measuring {
+                    Some(m) => m,
+                    None => self.measuring.insert(capacity::Measurement::new(&Scenario::to_measure(&self.config)?)),
+                };
+                let Some(c) = m.advance(CAPACITY_SLICE_STEPS) else { return Ok(true) };
+                self.measuring = None;
+                self.capacity = Some(c.usable()?);
+            }
             self.start_curve()?;
             return Ok(true);
         }
@@ -380,6 +397,11 @@ impl Lab {
 
     fn measured_capacity(&mut self) -> Result<Capacity, ConfigError> {
         if self.capacity.is_none() {
+            // A measurement begun in slices is finished here, where it stands.
+            if let Some(mut m) = self.measuring.take() {
+                let c = m.advance(u64::MAX).expect("an unbounded slice finishes the measurement");
+                self.capacity = Some(c.usable()?);
+            }
             self.start_curve()?;
         }
         self.capacity.ok_or_else(|| ConfigError::new("", "the replica's capacity could not be measured"))

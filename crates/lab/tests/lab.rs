@@ -21,8 +21,11 @@ fn closed(think_s: f64) -> Config {
 /// `mode`.
 fn warmed(mode: LoadMode) -> Lab {
     let mut lab = Lab::new(open()).unwrap();
-    for _ in 0..3 {
-        lab.sweep_step().unwrap(); // the capacity, then two points
+    while lab.capacity().is_none() {
+        lab.sweep_step().unwrap(); // the capacity, a slice at a time (the last starts the sweep)
+    }
+    for _ in 0..2 {
+        lab.sweep_step().unwrap(); // two points
     }
     lab.set_config(closed(5.0)).unwrap();
     lab.sweep_step().unwrap(); // the closed sweep starts (the capacity is kept)
@@ -216,4 +219,24 @@ fn burstiness_drops_only_the_open_sweep() {
         lab.point().unwrap().outcome.summary.ttft_s.p99
     };
     assert!(p99(Some(0.25)) > p99(None), "{} vs {}", p99(Some(0.25)), p99(None));
+}
+
+/// The capacity is measured in slices of the sweep (so a page answers input meanwhile), and is
+/// the one a whole measurement gives.
+#[test]
+fn the_capacity_is_measured_a_slice_at_a_time() {
+    let mut lab = Lab::new(open()).unwrap();
+    let mut slices = 0;
+    while lab.capacity().is_none() {
+        assert!(lab.sweep_step().unwrap());
+        slices += 1;
+    }
+    assert!(slices > 1, "the measurement took {slices} slice");
+    let whole = kneelab_sim::capacity::measure(&kneelab_sim::Scenario::to_measure(&open()).unwrap());
+    assert_eq!(lab.capacity(), Some(whole));
+    // A point asked for mid-measurement finishes it where it stands: the same capacity.
+    let mut early = Lab::new(open()).unwrap();
+    early.sweep_step().unwrap();
+    early.run_point().unwrap();
+    assert_eq!(early.capacity(), Some(whole));
 }

@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::ThinkDist;
+use crate::error::ConfigError;
 use crate::scenario::{Load, MAX_USERS, Scenario};
 use crate::simulation::{Options, Simulation};
 
@@ -31,22 +32,106 @@ pub struct Capacity {
     pub window_s: f64,
 }
 
+impl Capacity {
+    /// This capacity, if an offered load can be a fraction of it; else the error naming why not.
+    pub fn usable(self) -> Result<Capacity, ConfigError> {
+        if self.rps > 0.0 && self.rps.is_finite() {
+            Ok(self)
+        } else {
+            Err(ConfigError::new(
+                "load.offered_load",
+                "cannot be used here: the replica finished no request within the simulation's work limit, \
+                 so its capacity is unknown; give load.rate_rps, shorter requests or a larger token budget",
+            ))
+        }
+    }
+}
+
 /// Measures the capacity and the unloaded latency of `base`'s engine and workload (its load is
 /// ignored). Deterministic for a seed.
 pub fn measure(base: &Scenario) -> Capacity {
-    let (rps, completions_counted, window_s) = saturation(base, CAPACITY_REQUESTS);
-    Capacity { rps, base_latency_s: base_latency(base), completions_counted, window_s }
+    let mut m = Measurement::new(base);
+    loop {
+        if let Some(c) = m.advance(u64::MAX) {
+            return c;
+        }
+    }
+}
+
+/// [`measure`], a slice at a time, so a page can answer input in between: the same steps in the
+/// same order, so the same capacity.
+#[derive(Clone, Debug)]
+pub struct Measurement {
+    base: Scenario,
+    /// The saturated loop, then the unloaded-latency run (`None` once done).
+    sim: Option<Simulation>,
+    skip: u64,
+    mark: Option<(u64, f64)>,
+    /// The saturation throughput, counted, and its window, once the saturated loop is done;
+    /// then `sim` is the unloaded-latency run.
+    saturation: Option<(f64, u64, f64)>,
+}
+
+impl Measurement {
+    /// Starts measuring `base`'s capacity.
+    pub fn new(base: &Scenario) -> Self {
+        Measurement {
+            base: base.clone(),
+            sim: Some(saturated(base)),
+            skip: (CAPACITY_REQUESTS / 10).max(1),
+            mark: None,
+            saturation: None,
+        }
+    }
+
+    /// Runs up to `steps` engine steps; the capacity once it is measured.
+    pub fn advance(&mut self, steps: u64) -> Option<Capacity> {
+        let mut left = steps;
+        if self.saturation.is_none() {
+            let sim = self.sim.as_mut()?;
+            loop {
+                if left == 0 {
+                    return None;
+                }
+                left -= 1;
+                let more = sim.step();
+                let done = sim.completed();
+                if more && self.mark.is_none() && done >= self.skip {
+                    self.mark = Some((done, sim.now_s()));
+                }
+                if !more || done >= CAPACITY_REQUESTS {
+                    break;
+                }
+            }
+            let (c0, t0) = self.mark.unwrap_or((0, 0.0));
+            let (counted, window) = (sim.completed() - c0, sim.now_s() - t0);
+            self.saturation = Some(if counted > 0 && window > 0.0 {
+                (counted as f64 / window, counted, window)
+            } else {
+                (0.0, 0, 0.0)
+            });
+            self.sim = Some(unloaded(&self.base));
+        }
+        let sim = self.sim.as_mut()?;
+        while left > 0 && sim.step() {
+            left -= 1;
+        }
+        if !sim.is_finished() {
+            return None;
+        }
+        let base_latency_s = match self.sim.take()?.finish() {
+            Ok(outcome) => outcome.summary.e2e_s.mean,
+            Err(_) => f64::NAN,
+        };
+        let (rps, completions_counted, window_s) = self.saturation.expect("the saturated loop has run");
+        Some(Capacity { rps, base_latency_s, completions_counted, window_s })
+    }
 }
 
 /// Saturation throughput counted between the `n/10`-th and the `n`-th completion of a saturated
 /// closed loop; returns (requests/s, completions counted, window).
 pub fn saturation(base: &Scenario, n: u64) -> (f64, u64, f64) {
-    let users = base.engine.max_num_seqs.saturating_mul(4).min(MAX_USERS);
-    let mut scenario = base.with_load(Load::Closed { users, think_s: 0.0, think: ThinkDist::Fixed });
-    // Never stop on the request count: this loop stops itself.
-    scenario.requests = u64::MAX;
-    scenario.warmup = u64::MAX - 1;
-    let mut sim = Simulation::new(&scenario, Options::default());
+    let mut sim = saturated(base);
     let skip = (n / 10).max(1);
     let mut mark: Option<(u64, f64)> = None;
     while sim.step() {
@@ -63,12 +148,27 @@ pub fn saturation(base: &Scenario, n: u64) -> (f64, u64, f64) {
     if counted > 0 && window > 0.0 { (counted as f64 / window, counted, window) } else { (0.0, 0, 0.0) }
 }
 
-/// Mean E2E latency of requests served one at a time.
-pub fn base_latency(base: &Scenario) -> f64 {
+/// A closed loop of 4 x `max_num_seqs` users with no think time, which never stops by itself.
+fn saturated(base: &Scenario) -> Simulation {
+    let users = base.engine.max_num_seqs.saturating_mul(4).min(MAX_USERS);
+    let mut scenario = base.with_load(Load::Closed { users, think_s: 0.0, think: ThinkDist::Fixed });
+    // Never stop on the request count: the measurement stops the loop.
+    scenario.requests = u64::MAX;
+    scenario.warmup = u64::MAX - 1;
+    Simulation::new(&scenario, Options::default())
+}
+
+/// Requests served one at a time: the unloaded-latency run.
+fn unloaded(base: &Scenario) -> Simulation {
     let mut scenario = base.with_load(Load::Closed { users: 1, think_s: 0.0, think: ThinkDist::Fixed });
     scenario.requests = BASE_LATENCY_REQUESTS;
     scenario.warmup = 0;
-    match Simulation::new(&scenario, Options::default()).run() {
+    Simulation::new(&scenario, Options::default())
+}
+
+/// Mean E2E latency of requests served one at a time.
+pub fn base_latency(base: &Scenario) -> f64 {
+    match unloaded(base).run() {
         Ok(outcome) => outcome.summary.e2e_s.mean,
         Err(_) => f64::NAN,
     }

@@ -151,17 +151,15 @@ impl Scenario {
     pub fn new(config: &Config) -> Result<Scenario, ConfigError> {
         let (base, spec) = resolve(config)?;
         let needs_capacity = matches!(spec, LoadSpec::Offered { .. } | LoadSpec::ClosedOffered { .. });
-        let capacity = needs_capacity.then(|| capacity::measure(&base));
-        if let Some(c) = capacity
-            && !(c.rps > 0.0 && c.rps.is_finite())
-        {
-            return Err(ConfigError::new(
-                "load.offered_load",
-                "cannot be used here: the replica finished no request within the simulation's work limit, \
-                 so its capacity is unknown; give load.rate_rps, shorter requests or a larger token budget",
-            ));
-        }
+        let capacity = needs_capacity.then(|| capacity::measure(&base)).map(Capacity::usable).transpose()?;
         Ok(finish(base, spec, capacity))
+    }
+
+    /// The validated scenario whose capacity [`Scenario::new`] measures for `config` (its load
+    /// not yet resolved): what [`capacity::Measurement`] starts from, for a measurement taken a
+    /// slice at a time. Pass the capacity through [`Capacity::usable`] before [`Scenario::with_capacity`].
+    pub fn to_measure(config: &Config) -> Result<Scenario, ConfigError> {
+        resolve(config).map(|(base, _)| base)
     }
 
     /// Like [`Scenario::new`] but reuses a capacity measured before for the same engine,

@@ -61,3 +61,24 @@ fn overloaded_open_loop_runs_at_capacity() {
         );
     }
 }
+
+/// A page measures the capacity a slice at a time; any slicing gives the one-shot measurement.
+#[test]
+fn a_measurement_in_slices_is_the_one_shot_measurement() {
+    let base = Scenario::to_measure(&rag(LoadConfig::open_offered(1.0), 2000)).unwrap();
+    let whole = capacity::measure(&base);
+    for slice in [1, 7, 4096] {
+        let mut m = capacity::Measurement::new(&base);
+        let mut slices = 1;
+        let sliced = loop {
+            if let Some(c) = m.advance(slice) {
+                break c;
+            }
+            slices += 1;
+        };
+        assert_eq!(sliced, whole, "slices of {slice} steps");
+        if slice == 1 {
+            assert!(slices > 1000, "a measurement takes many steps ({slices})");
+        }
+    }
+}

@@ -67,16 +67,18 @@ impl Lab {
         self.lab()?.sweep_step().map_err(js_error)
     }
 
-    /// `{done, total}` load points of the current mode's sweep.
+    /// `{done, total}` load points of the current mode's sweep; `measured` once the capacity is.
     #[wasm_bindgen(js_name = sweepProgress)]
     pub fn sweep_progress(&mut self) -> Result<JsValue, Fault> {
         #[derive(serde::Serialize)]
         struct Progress {
             done: usize,
             total: usize,
+            measured: bool,
         }
-        let (done, total) = self.lab()?.progress();
-        to_js(&Progress { done, total })
+        let lab = self.lab()?;
+        let ((done, total), measured) = (lab.progress(), lab.capacity().is_some());
+        to_js(&Progress { done, total, measured })
     }
 
     /// Runs the slider's load (measuring capacity first if needed) and returns the readouts.
