@@ -286,9 +286,9 @@ test('timing: slider input to readout, and a parameter change to all charts redr
   fs.writeFileSync(path.join(artifacts, 'timings.txt'), `${line}\n`);
   expect(input.length).toBeGreaterThanOrEqual(20);
   expect(param.length).toBe(4);
-  // Generous ceilings (the targets are 50 ms and 200 ms; CI machines vary): catch regressions
-  // by an order of magnitude, report the real figures above.
-  expect(p95(input)).toBeLessThan(250);
+  // Ceilings with room for a slower CI machine (here: 19-22 ms and 140-300 ms): the slider's
+  // answer within 34 ms at the 95th percentile, and every chart redrawn within a second.
+  expect(p95(input)).toBeLessThanOrEqual(34);
   expect(Math.max(...param)).toBeLessThan(1000);
 });
 
@@ -381,8 +381,9 @@ test('every control change: first redraw within 150 ms (p95), the whole sweep wi
 // 247.7 KB. The engine's lazy cohort of decoding requests made a step cost O(what changes), after
 // which building kneelab-sim for size (opt-level "s", not 3) no longer slows the slider: the page
 // fell to 238.9 KB. Measuring the capacity a slice at a time (so a setting change leaves no long
-// task) added 1.4 KB, to 240.7 KB. The budget is 247 KB until the lighter-page work wins more back.
-test('everything the pages load totals at most 247 KB gzipped, all from this origin', async ({ page, request }) => {
+// task) added 1.4 KB, to 240.7 KB; the knee sentences as page content (templates a course author
+// edits) 0.4 KB, to 241.3 KB. The budget is 248 KB until the lighter-page work wins more back.
+test('everything the pages load totals at most 248 KB gzipped, all from this origin', async ({ page, request }) => {
   for (const url of ['/', '/lab.html']) {
     const loaded = new Set();
     page.on('request', (req) => loaded.add(req.url()));
@@ -399,7 +400,7 @@ test('everything the pages load totals at most 247 KB gzipped, all from this ori
       rows.push(`${new URL(u).pathname} ${gz}`);
     }
     console.log(`SIZE ${url}: ${(total / 1024).toFixed(1)} KiB gzipped over ${rows.length} files`);
-    expect(total).toBeLessThanOrEqual(247_000);
+    expect(total).toBeLessThanOrEqual(248_000);
     page.removeAllListeners('request');
   }
 });

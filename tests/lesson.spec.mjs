@@ -369,6 +369,31 @@ test('open vs closed loop: compared at the same slider and at the same throughpu
   await expect(page.locator('#loop-live')).toContainText('Same achieved throughput');
 });
 
+test('the sentence about the knee is the page\'s: a case per template, its numbers filled in, and an author\'s edit shows', async ({ page }) => {
+  await openPage(page);
+  const where = page.locator('#knee-position');
+  // Every case the code can pick has its words in the page.
+  const cases = await where.evaluate((el) => [...el.querySelectorAll(':scope > template')].map((t) => t.dataset.when));
+  const said = where.locator('[data-said]');
+  expect(cases.sort()).toEqual(['at-closed', 'at-knee', 'at-open', 'below-knee', 'no-knee-closed', 'no-knee-open',
+    'no-traffic', 'p99-note', 'past-knee', 'unknown-knee']);
+  await setLab(page, { load: 0.5 });
+  await expect(said).toHaveText(/^You are at 50% of capacity, below the SLO knee: .* TTFT p99 \(\d/);
+  await setLab(page, { load: 1.1 });
+  await expect(said).toHaveText(/^You are at 110% of capacity, past the SLO knee: throughput has only /);
+  await setLab(page, { mode: 'closed', load: 1.1 });
+  await expect(said).toHaveText(/^You have [\d,]+ users, a demand of 110% of capacity/);
+  await setLab(page, { mode: 'open', load: 0 });
+  await expect(said).toHaveText('The slider is at 0%: no traffic. Drag it up.');
+  // A course author rewrites one case in the HTML; the page says the new words, numbers filled in.
+  await where.evaluate((el) => {
+    el.querySelector('template[data-when="past-knee"]').innerHTML = 'Too much: {at}, and p99 is {ttft_p99}.';
+  });
+  await setLab(page, { load: 1.15 });
+  await expect(said).toHaveText(/^Too much: You are at 115% of capacity, and p99 is [\d.]+ s\.$/);
+  expect(await said.textContent()).not.toContain('{');
+});
+
 test('explain it, the kitchen analogy, and the worked examples', async ({ page }) => {
   await openPage(page);
   // Explain it to a colleague: free text, then the model answer with keyword hints.

@@ -15,7 +15,9 @@ import {
   meanVsTail,
   onUpdate,
   p99Crossing,
+  say,
   watchNear,
+  words,
 } from './live.js';
 
 /** What the SLO knee is judged on, in words, for a lab's state and readouts. */
@@ -25,42 +27,41 @@ export function kneeDefinition(state, r) {
     : `at least ${formatPercent(r.attainment_target)} of requests meet both SLOs`;
 }
 
-/** The sentence about where the slider sits relative to the SLO knee. */
-function position(r, state) {
-  if (r.load == null) return '';
-  if (!(r.load > 0)) return 'The slider is at 0%: no traffic. Drag it up.';
-  const closed = state.mode === 'closed';
-  const at = closed
-    ? `You have ${formatMetric('users', r.users)} users, a demand of ${formatPercent(r.load)} of capacity`
-    : `You are at ${formatPercent(r.load)} of capacity`;
-  if (r.knee_beyond_sweep != null) {
-    return closed
-      ? `${at}. Within the slider's range these users never break the SLOs: a closed loop slows down with the replica, so it has no SLO knee here, and it saturates at ${formatRate(r.saturation_rps)} achieved.`
-      : `${at}. The SLOs hold across the whole sweep: no SLO knee below ${formatPercent(r.knee_beyond_sweep)}.`;
-  }
-  if (r.knee_load == null) return `${at}.`;
-  if (r.load < r.knee_load - 1e-9) {
-    return `${at}, below the SLO knee: more load still buys throughput, and TTFT p99 (${formatSeconds(r.ttft_p99)}) is set mostly by prefill.`;
-  }
+/**
+ * Where the slider sits relative to the SLO knee: which of the page's sentences (the templates
+ * of `slot`, `#knee-position`) applies, and the numbers it quotes.
+ */
+function position(slot, r, state) {
+  if (r.load == null) return ['none', {}];
+  if (!(r.load > 0)) return ['no-traffic', {}];
+  const mode = state.mode === 'closed' ? 'closed' : 'open';
+  const values = {
+    load: formatPercent(r.load),
+    users: formatMetric('users', r.users),
+    saturation_rps: formatRate(r.saturation_rps),
+    knee_beyond: formatPercent(r.knee_beyond_sweep),
+    ttft_p99: formatSeconds(r.ttft_p99),
+    ttft_p99_times: formatTimes(r.ttft_p99 / r.slo_ttft_s),
+    knee_ttft_p99: formatSeconds(r.knee_ttft_p99_s),
+    knee_ttft_p99_times: formatTimes(r.knee_ttft_p99_s / r.slo_ttft_s),
+    headroom_rps: formatRate(r.capacity_rps - r.throughput_rps),
+    waiting: formatMetric('num_requests_waiting', r.num_requests_waiting),
+  };
+  values.at = words(slot, `at-${mode}`, values);
+  if (r.knee_beyond_sweep != null) return [`no-knee-${mode}`, values];
+  if (r.knee_load == null) return ['unknown-knee', values];
+  if (r.load < r.knee_load - 1e-9) return ['below-knee', values];
   if (r.load <= r.knee_load + 1e-9) {
     const p99Broken = state.kneeRule !== 'p99' && r.knee_ttft_p99_s > r.slo_ttft_s;
-    return (
-      `${at}, right at the SLO knee: at peak, run just below it, with a margin for the minutes a new replica takes to start.` +
-      (p99Broken
-        ? ` Note that TTFT p99 here is already ${formatSeconds(r.knee_ttft_p99_s)}, ${formatTimes(r.knee_ttft_p99_s / r.slo_ttft_s)} its SLO: ` +
-          'if your SLO is stated on p99, judge the knee on p99 (a setting of the lab).'
-        : '')
-    );
+    values.p99_note = p99Broken ? words(slot, 'p99-note', values) : '';
+    return ['at-knee', values];
   }
-  return (
-    `${at}, past the SLO knee: throughput has only ${formatRate(r.capacity_rps - r.throughput_rps)} left to give, ` +
-    `while TTFT p99 is ${formatSeconds(r.ttft_p99)} (${formatTimes(r.ttft_p99 / r.slo_ttft_s)} the SLO) and on average ` +
-    `${formatMetric('num_requests_waiting', r.num_requests_waiting)} requests wait in the queue.`
-  );
+  return ['past-knee', values];
 }
 
 function setupKneeText(lab) {
   const live = document.getElementById('knee-live');
+  const where = document.getElementById('knee-position');
   const meanLive = document.getElementById('mean-live');
   let sweptFor = null;
   onUpdate(lab, ({ readouts: r, state, sweepDone }) => {
@@ -73,8 +74,8 @@ function setupKneeText(lab) {
       crossing: p99Crossing(r),
       saturation_load: formatPercent(r.saturation_load),
       saturation_rps: formatRate(r.saturation_rps),
-      position: position(r, state),
     });
+    say(where, ...position(where, r, state));
     const key = configKey(state);
     if (sweepDone && sweptFor !== key) {
       sweptFor = key;

@@ -50,6 +50,19 @@ export function fill(root, values) {
   }
 }
 
+/** Case `when`'s words: `slot`'s `<template data-when>` (the page's, an author's to edit), `{name}`s filled from `values`. */
+export function words(slot, when, values) {
+  const t = slot.querySelector(`:scope > template[data-when="${when}"]`);
+  return t ? t.content.textContent.replace(/\{(\w+)\}/g, (m, k) => values[k] ?? m).replace(/\s+/g, ' ').trim() : '';
+}
+
+/** Shows case `when`'s words in `slot`. */
+export function say(slot, when, values) {
+  let out = slot.querySelector(':scope > [data-said]');
+  if (!out) (out = slot.appendChild(document.createElement('span'))).dataset.said = '';
+  setText(out, words(slot, when, values));
+}
+
 /** Sets an element's text and, for `{ text, value }`, its `data-value` (removed when not finite). */
 export function setText(el, v) {
   const text = v == null ? '—' : typeof v === 'object' ? v.text : String(v);
