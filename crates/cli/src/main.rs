@@ -1,12 +1,13 @@
 //! `kneelab`: the lesson's simulated vLLM replica from a terminal. `run` one config, `sweep` it
 //! over offered load to find the knee, `size` a fleet by Little's Law, `calibrate` against
-//! published measurements. Every subcommand reads the
-//! same JSON Config as the page; all simulation logic lives in kneelab-sim.
+//! published measurements, `serve-metrics` to serve a running replica's `/metrics`. Every
+//! subcommand reads the same JSON Config as the page; all simulation logic lives in kneelab-sim.
 
 mod calibrate;
 mod error;
 mod input;
 mod run;
+mod serve_metrics;
 mod size;
 mod sweep;
 
@@ -26,6 +27,7 @@ Examples:
   kneelab size --max-num-seqs 64 --batch-s 8 --peak-qps 100
   kneelab size --config examples/rag.json --peak-qps 40
   kneelab calibrate                                   the replica against published vLLM measurements
+  kneelab serve-metrics examples/chat.json --speed 10 its vLLM /metrics on http://127.0.0.1:8000, 10x real time
 
 CONFIG is a JSON file (see examples/ and the schema in crates/sim/src/config.rs), or - for stdin.
 Bad input prints one line, `kneelab: error: ...`, naming the file and field, and exits with code 2.";
@@ -45,6 +47,7 @@ enum Command {
     Sweep(sweep::SweepArgs),
     Size(size::SizeArgs),
     Calibrate(calibrate::CalibrateArgs),
+    ServeMetrics(serve_metrics::ServeMetricsArgs),
 }
 
 fn main() -> ExitCode {
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => sweep::run(&args),
         Command::Size(args) => size::run(&args),
         Command::Calibrate(args) => calibrate::run(&args),
+        Command::ServeMetrics(args) => serve_metrics::run(&args),
     };
     match result.and_then(|out| emit(&out)) {
         Ok(()) => ExitCode::SUCCESS,
@@ -82,9 +86,10 @@ fn clap_error(e: clap::Error) -> ExitCode {
             let _ = e.print();
             ExitCode::SUCCESS
         }
-        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            CliError::input("a subcommand is required: run, sweep, size or calibrate; see kneelab --help").report()
-        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => CliError::input(
+            "a subcommand is required: run, sweep, size, calibrate or serve-metrics; see kneelab --help",
+        )
+        .report(),
         _ => {
             // clap's first paragraph, e.g. "error: invalid value 'xml' for '--format <FORMAT>'\n  [possible
             // values: json, csv]", on one line; its usage block and "For more information" hint

@@ -1,8 +1,12 @@
-//! A run as a vLLM `/metrics` scrape would show it: Prometheus text format with vLLM's metric
-//! names, for the page's simulated metrics panel and `kneelab run --metrics`.
+//! A run as a vLLM `/metrics` scrape would show it: Prometheus text format (version 0.0.4) with
+//! vLLM's metric names, types, buckets and labels. One writer, [`render`], serves a finished run
+//! ([`prometheus_text`], the page's simulated metrics panel) and a running one ([`live_text`],
+//! `kneelab serve-metrics`), both through a [`MetricsView`].
 
 use std::fmt::Write;
 
+use crate::simulation::Simulation;
+use crate::stats::LogHistogram;
 use crate::summary::{Outcome, buckets};
 
 /// vLLM's bucket bounds for `vllm:time_to_first_token_seconds`.
@@ -26,12 +30,113 @@ pub const REQUEST_LATENCY_BUCKETS_S: [f64; 21] = [
     1920.0, 7680.0,
 ];
 
-/// The `/metrics` text of a run: gauges as at the end of the run, counters and histograms over
-/// the measured window. `model` is the `model_name` label.
+/// What a `/metrics` scrape shows: gauges as of one instant, counters and per-request samples
+/// of the requests recorded by then, borrowed from a finished run ([`MetricsView::of_outcome`])
+/// or a running one ([`MetricsView::of_simulation`]). Samples may be in any order.
+#[derive(Clone, Copy, Debug)]
+pub struct MetricsView<'a> {
+    /// `vllm:num_requests_running`.
+    pub num_requests_running: u32,
+    /// `vllm:num_requests_waiting`.
+    pub num_requests_waiting: u32,
+    /// `vllm:kv_cache_usage_perc` (a fraction, 1 = full).
+    pub kv_cache_usage: f64,
+    /// `vllm:num_preemptions_total`.
+    pub num_preemptions: u64,
+    /// `vllm:prompt_tokens_total`.
+    pub prompt_tokens: u64,
+    /// `vllm:generation_tokens_total`.
+    pub generation_tokens: u64,
+    /// TTFT per finished request; its length is `vllm:request_success_total`.
+    pub ttft_s: &'a [f64],
+    /// TPOT per finished request with more than one output token.
+    pub tpot_s: &'a [f64],
+    /// E2E latency per finished request.
+    pub e2e_s: &'a [f64],
+    /// Queue time per finished request.
+    pub queue_s: &'a [f64],
+    /// Time in the batch (first scheduled to last token) per finished request.
+    pub inference_s: &'a [f64],
+    /// Prefill time per finished request.
+    pub prefill_s: &'a [f64],
+    /// Decode time per finished request.
+    pub decode_s: &'a [f64],
+    /// Every inter-token gap.
+    pub itl: &'a LogHistogram,
+}
+
+impl<'a> MetricsView<'a> {
+    /// A finished run: gauges as at its end, counters and histograms over its measured window.
+    pub fn of_outcome(outcome: &'a Outcome) -> Self {
+        let (s, f, r) = (&outcome.summary, &outcome.final_state, &outcome.request_samples);
+        MetricsView {
+            num_requests_running: f.num_requests_running,
+            num_requests_waiting: f.num_requests_waiting,
+            kv_cache_usage: f.kv_cache_usage,
+            num_preemptions: s.num_preemptions,
+            prompt_tokens: s.prompt_tokens,
+            generation_tokens: s.generation_tokens,
+            ttft_s: &outcome.ttft_samples_s,
+            tpot_s: &r.tpot_s,
+            e2e_s: &r.e2e_s,
+            queue_s: &r.queue_s,
+            inference_s: &r.batch_s,
+            prefill_s: &r.prefill_s,
+            decode_s: &r.decode_s,
+            itl: &outcome.itl_histogram,
+        }
+    }
+
+    /// A running simulation: gauges as of now, counters and histograms over every measured
+    /// request finished so far (with `run.warmup_requests` 0, every request since time 0,
+    /// cumulative as a real server counts).
+    pub fn of_simulation(sim: &'a Simulation) -> Self {
+        let rec = sim.recorder();
+        MetricsView {
+            num_requests_running: sim.num_requests_running() as u32,
+            num_requests_waiting: sim.num_requests_waiting() as u32,
+            kv_cache_usage: sim.kv_cache_usage(),
+            num_preemptions: rec.num_preemptions,
+            prompt_tokens: rec.prompt_tokens,
+            generation_tokens: rec.generation_tokens,
+            ttft_s: &rec.ttft_s,
+            tpot_s: &rec.tpot_s,
+            e2e_s: &rec.e2e_s,
+            queue_s: &rec.queue_s,
+            inference_s: &rec.batch_s,
+            prefill_s: &rec.prefill_s,
+            decode_s: &rec.decode_s,
+            itl: &rec.itl_s,
+        }
+    }
+
+    /// `vllm:request_success_total`: finished requests.
+    pub fn requests_succeeded(&self) -> u64 {
+        self.e2e_s.len() as u64
+    }
+}
+
+/// The `/metrics` text of a finished run: gauges as at the end of the run, counters and
+/// histograms over the measured window. `model` is the `model_name` label.
 pub fn prometheus_text(outcome: &Outcome, model: &str) -> String {
-    let s = &outcome.summary;
-    let f = &outcome.final_state;
-    let labels = format!("engine=\"0\",model_name=\"{}\"", model.replace('\\', "\\\\").replace('"', "\\\""));
+    render(&MetricsView::of_outcome(outcome), model)
+}
+
+/// The `/metrics` text of a running simulation, as of its current time (see
+/// [`MetricsView::of_simulation`]). `model` is the `model_name` label.
+pub fn live_text(sim: &Simulation, model: &str) -> String {
+    render(&MetricsView::of_simulation(sim), model)
+}
+
+/// Why a request finished, as vLLM labels `vllm:request_success_total`: the simulated requests
+/// all stop at their drawn output length; vLLM exports every reason, at 0 when unused.
+const FINISHED_REASONS: [&str; 3] = ["stop", "length", "abort"];
+
+/// Writes `view` as Prometheus text with vLLM's names, types, help, buckets and labels
+/// (`engine="0"`, `model_name`). Counters carry `_total` in HELP and TYPE, as Python's
+/// prometheus_client writes them.
+pub fn render(view: &MetricsView<'_>, model: &str) -> String {
+    let labels = format!("engine=\"0\",model_name=\"{}\"", escape_label(model));
     let mut out = String::new();
     let mut metric = |name: &str, kind: &str, help: &str, value: f64| {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name}{{{labels}}} {}", number(value));
@@ -40,28 +145,34 @@ pub fn prometheus_text(outcome: &Outcome, model: &str) -> String {
         "vllm:num_requests_running",
         "gauge",
         "Number of requests in model execution batches.",
-        f.num_requests_running as f64,
+        view.num_requests_running as f64,
     );
     metric(
         "vllm:num_requests_waiting",
         "gauge",
         "Number of requests waiting to be processed.",
-        f.num_requests_waiting as f64,
+        view.num_requests_waiting as f64,
     );
-    metric("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", f.kv_cache_usage);
+    metric("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", view.kv_cache_usage);
     metric(
         "vllm:num_preemptions_total",
         "counter",
         "Cumulative number of preemption from the engine.",
-        s.num_preemptions as f64,
+        view.num_preemptions as f64,
     );
-    metric("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", s.prompt_tokens as f64);
+    metric("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", view.prompt_tokens as f64);
     metric(
         "vllm:generation_tokens_total",
         "counter",
         "Number of generation tokens processed.",
-        s.generation_tokens as f64,
+        view.generation_tokens as f64,
     );
+    let name = "vllm:request_success_total";
+    let _ = writeln!(out, "# HELP {name} Count of successfully processed requests.\n# TYPE {name} counter");
+    for reason in FINISHED_REASONS {
+        let n = if reason == "length" { view.requests_succeeded() } else { 0 };
+        let _ = writeln!(out, "{name}{{{labels},finished_reason=\"{reason}\"}} {}", number(n as f64));
+    }
     let mut histogram = |name: &str, help: &str, les: &[f64], counts: Vec<u64>, count: u64, sum: f64| {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
         for (le, c) in les.iter().zip(counts) {
@@ -71,57 +182,65 @@ pub fn prometheus_text(outcome: &Outcome, model: &str) -> String {
         let _ = writeln!(out, "{name}_count{{{labels}}} {count}");
         let _ = writeln!(out, "{name}_sum{{{labels}}} {}", number(sum));
     };
-    histogram(
-        "vllm:time_to_first_token_seconds",
-        "Histogram of time to first token in seconds.",
-        &TTFT_BUCKETS_S,
-        outcome.ttft_buckets(&TTFT_BUCKETS_S),
-        outcome.ttft_samples_s.len() as u64,
-        outcome.ttft_samples_s.iter().sum(),
-    );
-    let r = &outcome.request_samples;
     let mut per_request = |name: &str, help: &str, les: &[f64], samples: &[f64]| {
         histogram(name, help, les, buckets(samples, les), samples.len() as u64, samples.iter().sum());
     };
     per_request(
+        "vllm:time_to_first_token_seconds",
+        "Histogram of time to first token in seconds.",
+        &TTFT_BUCKETS_S,
+        view.ttft_s,
+    );
+    per_request(
         "vllm:request_time_per_output_token_seconds",
         "Histogram of time_per_output_token_seconds per request.",
         &TPOT_BUCKETS_S,
-        &r.tpot_s,
+        view.tpot_s,
     );
     per_request(
         "vllm:e2e_request_latency_seconds",
         "Histogram of e2e request latency in seconds.",
         &REQUEST_LATENCY_BUCKETS_S,
-        &r.e2e_s,
+        view.e2e_s,
     );
     per_request(
         "vllm:request_queue_time_seconds",
         "Histogram of time spent in WAITING phase for request.",
         &REQUEST_LATENCY_BUCKETS_S,
-        &r.queue_s,
+        view.queue_s,
+    );
+    per_request(
+        "vllm:request_inference_time_seconds",
+        "Histogram of time spent in RUNNING phase for request.",
+        &REQUEST_LATENCY_BUCKETS_S,
+        view.inference_s,
     );
     per_request(
         "vllm:request_prefill_time_seconds",
         "Histogram of time spent in PREFILL phase for request.",
         &REQUEST_LATENCY_BUCKETS_S,
-        &r.prefill_s,
+        view.prefill_s,
     );
     per_request(
         "vllm:request_decode_time_seconds",
         "Histogram of time spent in DECODE phase for request.",
         &REQUEST_LATENCY_BUCKETS_S,
-        &r.decode_s,
+        view.decode_s,
     );
     histogram(
         "vllm:inter_token_latency_seconds",
         "Histogram of inter-token latency in seconds.",
         &ITL_BUCKETS_S,
-        outcome.itl_buckets(&ITL_BUCKETS_S),
-        outcome.itl_histogram.count(),
-        outcome.itl_histogram.sum(),
+        ITL_BUCKETS_S.iter().map(|&le| view.itl.count_le(le)).collect(),
+        view.itl.count(),
+        view.itl.sum(),
     );
     out
+}
+
+/// A label value as the text format escapes it: backslash, double quote and line feed.
+fn escape_label(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }
 
 /// Prometheus numbers: integers print with ".0", as the Python client does.
@@ -133,6 +252,144 @@ fn number(v: f64) -> String {
 mod tests {
     use super::*;
     use crate::{Config, LoadConfig, Options, RunConfig, Scenario, Simulation};
+
+    const MODEL: &str = "meta-llama/Meta-Llama-3-8B-Instruct";
+
+    /// The value of the first sample line starting with `prefix` (a name, or a name and labels).
+    fn value(text: &str, prefix: &str) -> f64 {
+        let line = text.lines().find(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("no {prefix} in\n{text}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    }
+
+    /// Every counter and histogram sample of `text` (gauges left out), as (series, value).
+    fn cumulative_samples(text: &str) -> Vec<(String, f64)> {
+        text.lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter(|l| l.contains("_total{") || l.contains("_bucket{") || l.contains("_count{") || l.contains("_sum{"))
+            .map(|l| {
+                let (series, v) = l.rsplit_once(' ').unwrap();
+                (series.to_string(), v.parse().unwrap())
+            })
+            .collect()
+    }
+
+    /// `text` without the metric families named, HELP and TYPE lines included.
+    fn without(text: &str, families: &[&str]) -> String {
+        text.lines()
+            .filter(|l| {
+                let name = l.trim_start_matches("# HELP ").trim_start_matches("# TYPE ");
+                !families.iter().any(|f| {
+                    name.starts_with(&format!("{f}{{"))
+                        || name.starts_with(&format!("{f}_"))
+                        || name.starts_with(&format!("{f} "))
+                })
+            })
+            .map(|l| format!("{l}\n"))
+            .collect()
+    }
+
+    fn small_run() -> Config {
+        Config {
+            load: LoadConfig::open_offered(0.9),
+            run: RunConfig { requests: 400, warmup_requests: Some(40) },
+            ..Config::default()
+        }
+    }
+
+    #[test]
+    fn the_finished_run_text_is_what_it_was_plus_the_new_metrics() {
+        // Written by the writer before the live view existed (and before request_success_total and
+        // request_inference_time_seconds): everything else must come out byte for byte.
+        let outcome = Simulation::new(&Scenario::new(&small_run()).unwrap(), Options::default()).run().unwrap();
+        let text = prometheus_text(&outcome, MODEL);
+        let old = include_str!("../tests/golden/finished-run.prom");
+        let added = ["vllm:request_success_total", "vllm:request_inference_time_seconds"];
+        assert_eq!(without(&text, &added), old);
+        for name in added {
+            assert!(text.contains(&format!("{name}{{")) || text.contains(&format!("{name}_bucket{{")), "{name}");
+        }
+        // 360 measured requests, every one finished at its length.
+        let l = format!("vllm:request_success_total{{engine=\"0\",model_name=\"{MODEL}\",finished_reason=\"length\"}}");
+        assert_eq!(value(&text, &l), 360.0);
+        assert!(text.contains("# TYPE vllm:request_success_total counter\n"));
+        assert!(text.contains("finished_reason=\"stop\"} 0.0\n"));
+        assert_eq!(value(&text, "vllm:request_inference_time_seconds_count"), 360.0);
+        // Time in the batch is E2E less the queue.
+        let inference = value(&text, "vllm:request_inference_time_seconds_sum");
+        let e2e_less_queue =
+            value(&text, "vllm:e2e_request_latency_seconds_sum") - value(&text, "vllm:request_queue_time_seconds_sum");
+        assert!((inference / e2e_less_queue - 1.0).abs() < 1e-9, "{inference} vs {e2e_less_queue}");
+    }
+
+    #[test]
+    fn the_live_text_only_grows_and_counts_what_finished() {
+        let config = Config { run: RunConfig { requests: 100_000, warmup_requests: Some(0) }, ..small_run() };
+        let mut sim = Simulation::new(&Scenario::new(&config).unwrap(), Options::default());
+        let mut before: Option<Vec<(String, f64)>> = None;
+        for t in [0.0, 5.0, 20.0, 20.0, 60.0] {
+            sim.advance_to(t);
+            let text = live_text(&sim, MODEL);
+            let finished = sim.recorder().e2e_s.len() as f64;
+            assert_eq!(sim.completed() as f64, finished, "with no warm-up every request is measured");
+            for name in [
+                "vllm:e2e_request_latency_seconds_count",
+                "vllm:time_to_first_token_seconds_count",
+                "vllm:request_queue_time_seconds_count",
+                "vllm:request_inference_time_seconds_count",
+                "vllm:request_prefill_time_seconds_count",
+                "vllm:request_decode_time_seconds_count",
+            ] {
+                assert_eq!(value(&text, name), finished, "{name} at {t} s");
+            }
+            assert_eq!(value(&text, "vllm:request_success_total{"), 0.0, "stop comes first, at 0");
+            let length =
+                format!("vllm:request_success_total{{engine=\"0\",model_name=\"{MODEL}\",finished_reason=\"length\"}}");
+            assert_eq!(value(&text, &length), finished);
+            assert_eq!(value(&text, "vllm:num_requests_running{"), sim.num_requests_running() as f64);
+            assert_eq!(value(&text, "vllm:num_requests_waiting{"), sim.num_requests_waiting() as f64);
+            assert_eq!(value(&text, "vllm:kv_cache_usage_perc{"), sim.kv_cache_usage());
+            let now = cumulative_samples(&text);
+            if let Some(before) = &before {
+                assert_eq!(before.len(), now.len(), "the same series at every scrape");
+                for ((series, a), (same, b)) in before.iter().zip(&now) {
+                    assert_eq!(series, same);
+                    assert!(b >= a, "{series} went from {a} to {b} by {t} s");
+                }
+            }
+            before = Some(now);
+        }
+        assert!(sim.completed() > 500, "the run got going: {}", sim.completed());
+        assert!(sim.now_s() >= 60.0 && !sim.is_finished());
+    }
+
+    #[test]
+    fn an_idle_replica_waits_for_its_next_arrival() {
+        // One request a minute: at 1 s nothing has arrived yet, so nothing has run.
+        let config = Config {
+            load: LoadConfig::open_rate(1.0 / 60.0),
+            run: RunConfig { requests: 10, warmup_requests: Some(0) },
+            ..Config::default()
+        };
+        let mut sim = Simulation::new(&Scenario::new(&config).unwrap(), Options::default());
+        sim.advance_to(1e-3);
+        assert_eq!((sim.arrived(), sim.now_s()), (0, 0.0));
+        sim.run_until(1e-3);
+        assert_eq!(sim.arrived(), 1, "run_until jumps to the arrival");
+    }
+
+    #[test]
+    fn buckets_count_samples_at_or_below_each_bound() {
+        let les = [0.1, 0.5, 1.0, 2.5];
+        let samples = [0.1, 0.0999, 0.5000001, 1.0, 3.0, f64::NAN, -1.0, 2.5, f64::INFINITY];
+        let by_filter: Vec<u64> = les.iter().map(|&le| samples.iter().filter(|&&v| v <= le).count() as u64).collect();
+        assert_eq!(buckets(&samples, &les), by_filter);
+        assert_eq!(buckets(&samples, &les), [3, 3, 5, 6]);
+    }
+
+    #[test]
+    fn label_values_are_escaped() {
+        assert_eq!(escape_label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
 
     #[test]
     fn scrape_has_vllm_names_and_consistent_histograms() {

@@ -222,9 +222,32 @@ impl Simulation {
         self.steps
     }
 
+    /// `vllm:kv_cache_usage_perc` now: the fraction of KV cache blocks in use.
+    pub fn kv_cache_usage(&self) -> f64 {
+        self.batch.kv_used as f64 / self.scenario.engine.kv_blocks as f64
+    }
+
+    /// What has been recorded so far (measured requests only: those after the warm-up).
+    pub fn recorder(&self) -> &Recorder {
+        &self.recorder
+    }
+
     /// Whether the run has stopped (finished, truncated or failed).
     pub fn is_finished(&self) -> bool {
         self.state != State::Running
+    }
+
+    /// Whether a work cap stopped the run early (what [`Simulation::finish`] marks `truncated`).
+    pub fn is_truncated(&self) -> bool {
+        self.state == State::Truncated
+    }
+
+    /// The error that stopped the run, if one did (a request that can never fit the KV cache).
+    pub fn error(&self) -> Option<&ConfigError> {
+        match &self.state {
+            State::Failed(e) => Some(e),
+            _ => None,
+        }
     }
 
     /// Runs one engine step (or one jump over identical decode steps), with the arrivals due
@@ -289,6 +312,20 @@ impl Simulation {
     /// Steps until simulated time reaches `t_s` or the run stops.
     pub fn run_until(&mut self, t_s: f64) {
         while self.now_s < t_s && self.step() {}
+    }
+
+    /// Runs every step that starts before `t_s`, as a clock at `t_s` would have seen them
+    /// begin: unlike [`Simulation::run_until`], an idle replica whose next arrival comes after
+    /// `t_s` stays idle (the step in progress at `t_s` still runs to its end).
+    pub fn advance_to(&mut self, t_s: f64) {
+        while self.state == State::Running && self.now_s < t_s {
+            if self.batch.in_system() == 0 && self.events.peek_time().is_some_and(|t| t > t_s) {
+                break;
+            }
+            if !self.step() {
+                break;
+            }
+        }
     }
 
     /// Runs to the end and returns what was recorded.

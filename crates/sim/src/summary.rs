@@ -209,15 +209,31 @@ pub struct RequestSamples {
     pub e2e_s: Vec<f64>,
     /// Arrival to first scheduled.
     pub queue_s: Vec<f64>,
+    /// First scheduled to last token: time in the batch (vLLM's inference time).
+    pub batch_s: Vec<f64>,
     /// First scheduled to first token.
     pub prefill_s: Vec<f64>,
     /// First token to last token.
     pub decode_s: Vec<f64>,
 }
 
-/// Cumulative counts of `samples` at each upper bound `le` (Prometheus histogram buckets).
+/// Cumulative counts of `samples` at each upper bound `le` (Prometheus histogram buckets; `les`
+/// ascending). One pass over the samples, so a scrape of a million requests stays cheap.
 pub fn buckets(samples: &[f64], les: &[f64]) -> Vec<u64> {
-    les.iter().map(|&le| samples.iter().filter(|&&v| v <= le).count() as u64).collect()
+    let mut counts = vec![0u64; les.len()];
+    for &v in samples {
+        // The first bound at or above `v`; a NaN is at or below no bound.
+        let i = les.partition_point(|&le| le < v);
+        if i < les.len() && !v.is_nan() {
+            counts[i] += 1;
+        }
+    }
+    let mut total = 0;
+    for c in &mut counts {
+        total += *c;
+        *c = total;
+    }
+    counts
 }
 
 /// Goodput under given SLOs.
@@ -319,6 +335,7 @@ impl Outcome {
                 tpot_s: rec.tpot_s,
                 e2e_s: rec.e2e_s,
                 queue_s: rec.queue_s,
+                batch_s: rec.batch_s,
                 prefill_s: rec.prefill_s,
                 decode_s: rec.decode_s,
             },
