@@ -1,15 +1,18 @@
 //! `kneelab`: the lesson's simulated vLLM replica from a terminal. `run` one config, `sweep` it
 //! over offered load to find the knee, `size` a fleet by Little's Law, `calibrate` against
-//! published measurements, `serve-metrics` to serve a running replica's `/metrics`. Every
-//! subcommand reads the same JSON Config as the page; all simulation logic lives in kneelab-sim.
+//! published measurements, `serve-metrics` to serve a running replica's `/metrics`, `probe` to
+//! read a real one's. Every subcommand reads the same JSON Config as the page; all simulation
+//! logic lives in kneelab-sim.
 
 mod calibrate;
 mod error;
 mod input;
+mod probe;
 mod run;
 mod serve_metrics;
 mod size;
 mod sweep;
+mod wall;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -28,6 +31,8 @@ Examples:
   kneelab size --config examples/rag.json --peak-qps 40
   kneelab calibrate                                   the replica against published vLLM measurements
   kneelab serve-metrics examples/chat.json --speed 10 its vLLM /metrics on http://127.0.0.1:8000, 10x real time
+  kneelab probe localhost:8000 --config examples/chat.json
+                                                      a real (or served) replica's /metrics over a window, on its knee
 
 CONFIG is a JSON file (see examples/ and the schema in crates/sim/src/config.rs), or - for stdin.
 Bad input prints one line, `kneelab: error: ...`, naming the file and field, and exits with code 2.";
@@ -48,6 +53,7 @@ enum Command {
     Size(size::SizeArgs),
     Calibrate(calibrate::CalibrateArgs),
     ServeMetrics(serve_metrics::ServeMetricsArgs),
+    Probe(probe::ProbeArgs),
 }
 
 fn main() -> ExitCode {
@@ -61,6 +67,7 @@ fn main() -> ExitCode {
         Command::Size(args) => size::run(&args),
         Command::Calibrate(args) => calibrate::run(&args),
         Command::ServeMetrics(args) => serve_metrics::run(&args),
+        Command::Probe(args) => probe::run(&args),
     };
     match result.and_then(|out| emit(&out)) {
         Ok(()) => ExitCode::SUCCESS,
@@ -87,7 +94,7 @@ fn clap_error(e: clap::Error) -> ExitCode {
             ExitCode::SUCCESS
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => CliError::input(
-            "a subcommand is required: run, sweep, size, calibrate or serve-metrics; see kneelab --help",
+            "a subcommand is required: run, sweep, size, calibrate, serve-metrics or probe; see kneelab --help",
         )
         .report(),
         _ => {

@@ -9,7 +9,7 @@
 use std::io;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Args;
 use kneelab_sim::exposition;
@@ -19,6 +19,7 @@ use tiny_http::{Header, Method, Request, Response, Server};
 
 use crate::error::{CliError, warn};
 use crate::input;
+use crate::wall::WallClock;
 
 /// The fastest `--speed`: a thousand simulated seconds per second already runs a day of
 /// traffic in under a minute and a half.
@@ -256,24 +257,6 @@ fn bind(host: &str, port: u16) -> Result<TcpListener, CliError> {
         }
         _ => CliError::input(format!("--port {port}: cannot listen on {addr}: {e}")),
     })
-}
-
-/// Wall time since the server started: the only clock in the program, and it only paces the
-/// engine (which never reads it).
-struct WallClock(Instant);
-
-impl WallClock {
-    #[allow(
-        clippy::disallowed_methods,
-        reason = "serve-metrics paces the engine by the wall clock; the engine never reads it"
-    )]
-    fn start() -> Self {
-        WallClock(Instant::now())
-    }
-
-    fn elapsed_s(&self) -> f64 {
-        self.0.elapsed().as_secs_f64()
-    }
 }
 
 #[cfg(test)]

@@ -20,10 +20,14 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod on_knee;
+pub mod placement;
 pub mod quantile;
 pub mod scrape;
 pub mod window;
 
+pub use on_knee::{OnKnee, check_peak, limit_words, on_knee};
+pub use placement::{CurvePoint, Placement, Zone, place};
 pub use quantile::{Quantile, histogram_quantile};
 pub use scrape::{Counter, Gauge, Hist, Histogram, Model, Scrape, ScrapeError, parse};
 pub use window::{GaugeStats, Latency, Law, Report, Sample, Trend, analyse, analyse_all, models};
