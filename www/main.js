@@ -23,6 +23,7 @@ import * as goodput from './js/lesson/goodput.js';
 import * as calculator from './js/lesson/calculator.js';
 import * as cluster from './js/lesson/cluster.js';
 import * as metricsPanel from './js/lesson/metrics-panel.js';
+import * as paste from './js/lesson/paste.js';
 import * as worked from './js/lesson/worked.js';
 import * as tutor from './js/lesson/tutor.js';
 import * as hero from './js/lesson/hero.js';
@@ -47,7 +48,7 @@ try {
   const wasm = await loadKneelab();
   document.getElementById('version').textContent = wasm.version();
   const context = { wasm, lab, setMain };
-  for (const module of [hero, toc, recall, colleague, analogy, steps, clocks, knee, goodput, calculator, cluster, metricsPanel, worked, tutor]) {
+  for (const module of [hero, toc, recall, colleague, analogy, steps, clocks, knee, goodput, calculator, cluster, metricsPanel, paste, worked, tutor]) {
     module.setup(context);
   }
   status.textContent = '';

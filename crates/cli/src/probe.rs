@@ -357,7 +357,8 @@ fn text(tick: &Tick<'_>, knee: Option<&Knee>, args: &ProbeArgs, live: bool) -> S
             ("in batch", r.inference),
             ("E2E", r.e2e),
         ] {
-            line(format!("  {name:<11} {}", latency(l)));
+            let noun = if name == "ITL" { "token gaps" } else { "requests" };
+            line(format!("  {name:<11} {}", latency(l, noun)));
         }
         for (name, g, pct) in
             [("running", r.running, false), ("waiting", r.waiting, false), ("KV cache", r.kv_cache_usage, true)]
@@ -414,7 +415,7 @@ fn secs(v: f64) -> String {
     }
 }
 
-fn latency(l: Option<Latency>) -> String {
+fn latency(l: Option<Latency>, noun: &str) -> String {
     let Some(l) = l else { return "-".into() };
     let q = |q: Option<kneelab_probe::Quantile>| q.map_or("-".to_string(), |q| secs(q.value));
     let bucket = l.p99.map_or(String::new(), |q| {
@@ -425,7 +426,7 @@ fn latency(l: Option<Latency>) -> String {
         }
     });
     format!(
-        "p50 {} · p90 {} · p99 {} · mean {}, {} requests{bucket}",
+        "p50 {} · p90 {} · p99 {} · mean {}, {} {noun}{bucket}",
         q(l.p50),
         q(l.p90),
         q(l.p99),

@@ -34,6 +34,9 @@ pub struct ThroughputData {
     pub current_throughput_rps: Option<f64>,
     /// Live goodput at the current load; without it the dot is interpolated.
     pub current_goodput_rps: Option<f64>,
+    /// A measured replica rather than the slider: only its throughput is known, so the marker
+    /// gets this label and a dot on the throughput curve alone.
+    pub current_label: Option<String>,
     /// The knee (fraction of capacity), drawn as a labelled vertical line.
     pub knee_load: Option<f64>,
 }
@@ -93,10 +96,14 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &Throughput
     plot.line(&throughput, t.series.blue, 2.0, true)?;
     if let Some(load) = data.current_load.filter(|c| c.is_finite()) {
         plot.vline(load, t.marker, 1.5, false)?;
+        let measured = data.current_label.is_some();
         for (runs, live, color) in [
             (&goodput, data.current_goodput_rps, t.series.vermillion),
             (&throughput, data.current_throughput_rps, t.series.blue),
         ] {
+            if measured && std::ptr::eq(runs, &goodput) {
+                continue;
+            }
             let y = live.filter(|v| v.is_finite()).or_else(|| geom::interpolate(runs, load));
             if let Some(y) = y {
                 plot.dot((load, y), color)?;
@@ -105,6 +112,9 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &Throughput
     }
     if let Some(knee) = knee {
         plot.vline_label(knee, &format!("knee {}", format_percent(knee)))?;
+    }
+    if let (Some(label), Some(load)) = (&data.current_label, data.current_load.filter(|c| c.is_finite())) {
+        plot.vline_label(load, label)?;
     }
     if let Some(cap) = cap {
         let label = if narrow { "capacity".to_string() } else { format!("capacity {} req/s", format_tick(cap, 0.1)) };

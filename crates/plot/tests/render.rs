@@ -133,6 +133,15 @@ fn reference_labels_appear_only_when_given() {
             absent: &[],
         },
         LabelCase {
+            name: "throughput with a measured replica",
+            chart: Chart::Throughput(kneelab_plot::throughput::ThroughputData {
+                current_label: Some("you: 3.1 req/s".into()),
+                ..common::throughput_data()
+            }),
+            present: &["you: 3.1 req/s", "knee 85%"],
+            absent: &[],
+        },
+        LabelCase {
             name: "throughput bare",
             chart: Chart::Throughput(kneelab_plot::throughput::ThroughputData {
                 capacity_rps: None,

@@ -207,6 +207,7 @@ pub fn throughput_data(sweep: Option<&Sweep>, marker: Marker) -> throughput::Thr
         current_load: marker.load,
         current_throughput_rps: marker.throughput_rps,
         current_goodput_rps: marker.goodput_rps,
+        current_label: None,
         knee_load: knee_to_mark(sweep),
         closed_loop: points.first().is_some_and(|p| p.summary.load_mode == "closed"),
     }

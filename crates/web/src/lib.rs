@@ -15,11 +15,15 @@ mod boundary;
 mod charts;
 mod job;
 mod lab;
+#[cfg(feature = "paste")]
+mod paste;
 mod readouts;
 mod replica;
 
 pub use job::SweepJob;
 pub use lab::Lab;
+#[cfg(feature = "paste")]
+pub use paste::Paste;
 pub use replica::ReplicaView;
 
 /// Runs once when the module is instantiated: route Rust panics to the browser console.

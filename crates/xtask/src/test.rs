@@ -35,7 +35,17 @@ pub fn run(args: &Args) -> Result<()> {
     crate::web::ensure_wasm_target()?;
     run_step(
         "clippy (kneelab-web for wasm32)",
-        cargo().args(["clippy", "-p", "kneelab-web", "--target", "wasm32-unknown-unknown", "--", "-D", "warnings"]),
+        cargo().args([
+            "clippy",
+            "-p",
+            "kneelab-web",
+            "--all-features",
+            "--target",
+            "wasm32-unknown-unknown",
+            "--",
+            "-D",
+            "warnings",
+        ]),
     )?;
     run_step("unit and integration tests", cargo().args(["test", "--workspace"]))?;
     if args.no_browser {

@@ -13,6 +13,9 @@ use crate::{cargo, describe, rel, repo_root};
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
 /// The wasm-bindgen output name: www/main.js imports `./pkg/kneelab_web.js`.
 const CRATE_NAME: &str = "kneelab_web";
+/// The second module, kneelab-web with its `paste` feature, which the lesson's "paste your
+/// scrapes" loads on first use: `./pkg/kneelab_paste.js`.
+pub const PASTE_NAME: &str = "kneelab_paste";
 
 /// Arguments of `cargo xtask build-web`.
 #[derive(clap::Args)]
@@ -28,15 +31,21 @@ pub fn run(args: &Args) -> Result<()> {
     let root = repo_root();
     let out_dir = root.join("www").join("pkg");
     ensure_wasm_target()?;
-    let wasm = build_wasm(args.dev)?;
-    bindgen(&wasm, &out_dir, args.dev)?;
-    write_schema(&out_dir)?;
-    let bg_wasm = out_dir.join(format!("{CRATE_NAME}_bg.wasm"));
-    if args.dev {
-        println!("dev build: wasm-opt skipped (the wasm keeps its debug info)");
-    } else {
-        optimise(&bg_wasm)?;
+    // Start clean so files from an older build (snippets, renamed modules) cannot linger.
+    if out_dir.exists() {
+        fs::remove_dir_all(&out_dir).with_context(|| format!("removing {}", out_dir.display()))?;
     }
+    for (features, name) in [(None, CRATE_NAME), (Some("paste"), PASTE_NAME)] {
+        let wasm = build_wasm(args.dev, features)?;
+        bindgen(&wasm, &out_dir, name, args.dev)?;
+        let bg_wasm = out_dir.join(format!("{name}_bg.wasm"));
+        if args.dev {
+            println!("dev build: wasm-opt skipped (the wasm keeps its debug info)");
+        } else {
+            optimise(&bg_wasm)?;
+        }
+    }
+    write_schema(&out_dir)?;
     print_sizes(&root.join("www"))
 }
 
@@ -106,12 +115,14 @@ fn remap_paths() -> String {
     flags.join("\x1f")
 }
 
-/// Builds kneelab-web for wasm32 and returns the path of the `.wasm` cargo produced.
-fn build_wasm(dev: bool) -> Result<PathBuf> {
+/// Builds kneelab-web for wasm32 (with `features`, if any) and returns the path of the `.wasm`
+/// cargo produced.
+fn build_wasm(dev: bool, features: Option<&str>) -> Result<PathBuf> {
     let profile = if dev { "dev" } else { "wasm-release" };
     let mut cmd = cargo();
     cmd.args(["build", "-p", "kneelab-web", "--target", WASM_TARGET])
         .args(["--profile", profile])
+        .args(features.map(|f| ["--features", f]).into_iter().flatten())
         // JSON on stdout tells us where the artifact is (target dir, profile dir);
         // diagnostics are still rendered for humans on stderr.
         .arg("--message-format=json-render-diagnostics")
@@ -140,15 +151,13 @@ fn build_wasm(dev: bool) -> Result<PathBuf> {
     wasm.context("cargo built kneelab-web but reported no .wasm file: is it still a cdylib?")
 }
 
-/// Runs wasm-bindgen (as a library, same version as the wasm-bindgen crate) into `out_dir`.
-fn bindgen(wasm: &Path, out_dir: &Path, dev: bool) -> Result<()> {
-    println!("==> wasm-bindgen --target web -> {}", rel(out_dir).display());
-    // Start clean so files from an older build (snippets, renamed modules) cannot linger.
-    if out_dir.exists() {
-        fs::remove_dir_all(out_dir).with_context(|| format!("removing {}", out_dir.display()))?;
-    }
+/// Runs wasm-bindgen (as a library, same version as the wasm-bindgen crate) into `out_dir`, as
+/// `name.js` and `name_bg.wasm`.
+fn bindgen(wasm: &Path, out_dir: &Path, name: &str, dev: bool) -> Result<()> {
+    println!("==> wasm-bindgen --target web -> {}/{name}.js", rel(out_dir).display());
     wasm_bindgen_cli_support::Bindgen::new()
         .input_path(wasm)
+        .out_name(name)
         .web(true)?
         // Without this the generated `init()` has no default URL for the .wasm and fails.
         .omit_default_module_path(false)
@@ -207,9 +216,14 @@ fn print_sizes(www: &Path) -> Result<()> {
         let bytes = fs::read(file).with_context(|| format!("reading {}", file.display()))?;
         let raw = bytes.len() as u64;
         let gzip = gzipped_len(&bytes)?;
-        total_raw += raw;
-        total_gzip += gzip;
-        let name = file.strip_prefix(www).unwrap_or(file).display().to_string();
+        let mut name = file.strip_prefix(www).unwrap_or(file).display().to_string();
+        // The paste module is fetched only when a reader pastes: not part of the page's load.
+        if file.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(PASTE_NAME)) {
+            name += " (on use)";
+        } else {
+            total_raw += raw;
+            total_gzip += gzip;
+        }
         println!("    {name:<40} {:>12} {:>12}", human(raw), human(gzip));
     }
     println!("    {:<40} {:>12} {:>12}", "total", human(total_raw), human(total_gzip));

@@ -133,6 +133,7 @@ pub fn throughput_data() -> ThroughputData {
         current_load: Some(0.9),
         current_throughput_rps: Some(4.05),
         current_goodput_rps: Some(goodput(0.9)),
+        current_label: None,
         knee_load: Some(0.85),
         closed_loop: false,
     }
