@@ -182,6 +182,25 @@ test.describe("Little's Law calculator", () => {
       await form.locator(field).fill(field === '#ll-cap' ? '64' : field === '#ll-peak-qps' ? '100' : '8');
       await expect(alert).toBeHidden();
     }
+    // The rule is the engine's (the config's range for --max-num-seqs), named at the field.
+    await form.locator('#ll-cap').fill('2.5');
+    await expect(form.locator('#ll-cap-error')).toHaveText('Must be a whole number of sequences from 1 to 16384, got 2.5.');
+    await form.locator('#ll-cap').fill('64');
+    await form.locator('#ll-batch-s').fill('0');
+    await expect(form.locator('#ll-batch-s-error')).toHaveText('Must be a number above 0, got 0.');
+    await form.locator('#ll-batch-s').fill('8');
+
+    // The worked fleet's peak is checked by the same engine rule.
+    const peak = page.locator('#fleet-peak');
+    await peak.scrollIntoViewIfNeeded();
+    await expect(page.locator('[data-metric=fleet_replicas_knee]')).toHaveAttribute('data-value', /\d+/);
+    const before = await page.locator('[data-metric=fleet_replicas_knee]').getAttribute('data-value');
+    await peak.fill('-4');
+    await expect(page.locator('#fleet-peak-error')).toHaveText('Must be a number above 0, got -4.');
+    await expect(peak).toHaveAttribute('aria-invalid', 'true');
+    await expect(page.locator('[data-metric=fleet_replicas_knee]')).toHaveAttribute('data-value', before);
+    await peak.fill('100');
+    await expect(page.locator('#fleet-peak-error')).toBeHidden();
   });
 
   test("the engine's knee gives a replica count at least the naive saturation one", async ({ page }) => {

@@ -88,6 +88,14 @@ pub fn size(input: &SizeInput) -> Result<Sizing, ConfigError> {
         }
     };
     check("max_num_seqs", max_num_seqs, true)?;
+    // The cap is `--max-num-seqs`: a whole number of sequences, in the config's own range.
+    let cap_max = f64::from(crate::scenario::MAX_NUM_SEQS);
+    if max_num_seqs.fract() != 0.0 || max_num_seqs > cap_max {
+        return Err(ConfigError::new(
+            "max_num_seqs",
+            format!("must be a whole number of sequences from 1 to {cap_max}, got {max_num_seqs}"),
+        ));
+    }
     check("batch_s", batch_s, false)?;
     check("peak_qps", peak_qps, false)?;
     if let Some(q) = knee_qps {
@@ -173,13 +181,20 @@ mod tests {
         assert_eq!(size(0.0, 8.0, 1.0, None, None).unwrap_err().path, "max_num_seqs");
         assert_eq!(size(8.0, f64::NAN, 1.0, None, None).unwrap_err().path, "batch_s");
         assert_eq!(size(8.0, 1.0, -1.0, None, None).unwrap_err().path, "peak_qps");
+        // The cap is a whole number of sequences in the config's range.
+        for cap in [2.5, 16385.0, 1e9] {
+            let e = size(cap, 8.0, 1.0, None, None).unwrap_err();
+            assert_eq!(e.path, "max_num_seqs", "{cap}");
+            assert!(e.message.contains("whole number of sequences from 1 to 16384"), "{e}");
+        }
+        assert_eq!(size(16384.0, 8.0, 1.0, None, None).unwrap().max_num_seqs, 16384.0);
     }
 
     #[test]
     fn counts_that_would_overflow_are_errors() {
         // Once 18446744073709551615 replicas (a saturating cast) or `null` (infinity) on the page.
         for (seqs, latency, peak, knee) in
-            [(1.0, 1e12, 1e12, None), (1e12, 1.0, 1e12, Some(1e-12)), (1.0, 1.0, 2e9, None)]
+            [(1.0, 1e12, 1e12, None), (16384.0, 1.0, 1e12, Some(1e-12)), (1.0, 1.0, 2e9, None)]
         {
             let e = size(seqs, latency, peak, knee, None).unwrap_err();
             assert_eq!(e.path, "peak_qps", "{seqs} {latency} {peak}");

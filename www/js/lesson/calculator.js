@@ -8,25 +8,26 @@
 import { describeLimits } from '../knee-lab.js';
 import { fill, fillMetrics, formatMetric, formatNumber, formatRate, formatSeconds, onUpdate } from './live.js';
 
-/** Field id -> [label, check(value) -> error message | null]. */
-const FIELDS = {
-  'll-cap': (v) =>
-    !Number.isInteger(v) || v < 1 || v > 100000
-      ? 'The cap counts sequences: enter a whole number from 1 to 100,000.'
-      : null,
-  'll-batch-s': (v) => (!(v > 0) || v > 3600 ? 'Enter a time above 0 s and at most 3,600 s.' : null),
-  'll-peak-qps': (v) => (!(v > 0) || v > 10_000_000 ? 'Enter a peak above 0 and at most 10,000,000 requests/s.' : null),
-};
+/** The calculator's fields by the name the engine's `size()` gives them in its errors. */
+const FIELDS = { max_num_seqs: 'll-cap', batch_s: 'll-batch-s', peak_qps: 'll-peak-qps' };
 
-/** The field's number, or an error message. */
-export function readField(input, check) {
+/**
+ * The field's number, or an error when it is not one. What a number may be (a whole cap in the
+ * engine's range, a time above 0, ...) is the engine's to say: `size()` names the field at fault.
+ */
+export function readNumber(input) {
   const text = input.value.trim();
   if (text === '' && input.validity.badInput) return { error: 'That is not a number.' };
   if (text === '') return { error: 'Enter a number.' };
   const v = Number(text);
-  if (!Number.isFinite(v)) return { error: 'That is not a number.' };
-  const error = check(v);
-  return error ? { error } : { value: v };
+  return Number.isFinite(v) ? { value: v } : { error: 'That is not a number.' };
+}
+
+/** An engine error as a sentence beside its field: "must be ..." without the path in front. */
+export function fieldMessage(err) {
+  const m = String(err.message ?? err);
+  const rest = err.path && m.startsWith(`${err.path}: `) ? m.slice(err.path.length + 2) : m;
+  return `${rest.charAt(0).toUpperCase()}${rest.slice(1)}.`;
 }
 
 function showError(input, message) {
@@ -39,21 +40,29 @@ function showError(input, message) {
 export function setup({ wasm, lab }) {
   const form = document.getElementById('ll-form');
   const formula = document.getElementById('ll-formula');
-  const inputs = Object.fromEntries(Object.keys(FIELDS).map((id) => [id, document.getElementById(id)]));
+  const inputs = Object.fromEntries(Object.values(FIELDS).map((id) => [id, document.getElementById(id)]));
   let good = null; // the last valid { cap, batch, peak }
 
   const compute = () => {
     const values = {};
     let ok = true;
-    for (const [id, check] of Object.entries(FIELDS)) {
-      const r = readField(inputs[id], check);
+    for (const [name, id] of Object.entries(FIELDS)) {
+      const r = readNumber(inputs[id]);
       showError(inputs[id], r.error);
       if (r.error) ok = false;
-      else values[id] = r.value;
+      else values[name] = r.value;
     }
     if (!ok) return; // keep the last good result on screen
-    good = { cap: values['ll-cap'], batch: values['ll-batch-s'], peak: values['ll-peak-qps'] };
-    const s = wasm.size({ max_num_seqs: good.cap, batch_s: good.batch, peak_qps: good.peak });
+    let s;
+    try {
+      s = wasm.size(values);
+    } catch (err) {
+      const id = FIELDS[err.path];
+      if (!id) throw err;
+      showError(inputs[id], fieldMessage(err));
+      return;
+    }
+    good = { cap: values.max_num_seqs, batch: values.batch_s, peak: values.peak_qps };
     fillMetrics(form, {
       ll_max_qps: { value: s.per_replica_max_qps, text: formatRate(s.per_replica_max_qps) },
       ll_replicas: { value: s.replicas, text: s.replicas.toLocaleString('en-US') },

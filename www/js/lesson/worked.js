@@ -1,7 +1,7 @@
 // Beat 11: worked examples, computed live. (a) SLOs for a RAG app, judged at a load the reader
 // picks; (b) a fleet for that app on a chosen preset, sized by Little's Law at the sweep's knee.
 
-import { readField } from './calculator.js';
+import { fieldMessage, readNumber } from './calculator.js';
 import {
   fill,
   fillMetrics,
@@ -84,6 +84,11 @@ function setupFleet(wasm, lab) {
   const peakError = document.getElementById('fleet-peak-error');
   let near = false;
   let peak = 100;
+  const showPeakError = (message) => {
+    peakError.textContent = message ?? '';
+    if (message) peakInput.setAttribute('aria-invalid', 'true');
+    else peakInput.removeAttribute('aria-invalid');
+  };
   let generation = 0;
 
   const render = async () => {
@@ -101,7 +106,16 @@ function setupFleet(wasm, lab) {
     const atSat = pointAt(sweep, sat.offered_load);
     const ll = atKnee.littles_law_batch;
     // The sweep's own sizing basis: the batch time at saturation, the knee's and saturation's QPS.
-    const s = wasm.size({ max_num_seqs: CAP, peak_qps: peak, ...sweep.sizing });
+    let s;
+    try {
+      s = wasm.size({ max_num_seqs: CAP, peak_qps: peak, ...sweep.sizing });
+    } catch (err) {
+      // The engine says what a peak may be; the last good result stays.
+      if (err.path !== 'peak_qps') throw err;
+      showPeakError(fieldMessage(err));
+      return;
+    }
+    showPeakError(null);
     fillMetrics(box, {
       fleet_knee_load: { value: knee.offered_load, text: formatPercent(knee.offered_load) },
       fleet_knee_rps: { value: knee.throughput_rps, text: formatRate(knee.throughput_rps) },
@@ -128,13 +142,9 @@ function setupFleet(wasm, lab) {
 
   preset.addEventListener('change', render);
   peakInput.addEventListener('input', () => {
-    const r = readField(peakInput, (v) => (!(v > 0) || v > 10_000_000 ? 'Enter a peak above 0 and at most 10,000,000 requests/s.' : null));
-    peakError.textContent = r.error ?? '';
-    if (r.error) {
-      peakInput.setAttribute('aria-invalid', 'true');
-      return;
-    }
-    peakInput.removeAttribute('aria-invalid');
+    const r = readNumber(peakInput);
+    showPeakError(r.error);
+    if (r.error) return;
     peak = r.value;
     render();
   });
