@@ -382,8 +382,11 @@ test('every control change: first redraw within 150 ms (p95), the whole sweep wi
 // which building kneelab-sim for size (opt-level "s", not 3) no longer slows the slider: the page
 // fell to 238.9 KB. Measuring the capacity a slice at a time (so a setting change leaves no long
 // task) added 1.4 KB, to 240.7 KB; the knee sentences as page content (templates a course author
-// edits) 0.4 KB, to 241.3 KB. The budget is 248 KB until the lighter-page work wins more back.
-test('everything the pages load totals at most 248 KB gzipped, all from this origin', async ({ page, request }) => {
+// edits) 0.4 KB, to 241.3 KB. "Your replica on its knee" (two pasted scrapes placed on a sweep) added
+// its form, sentences and styles to the page, 2.0 KB, to about 243.3 KB: its module comes as the
+// section nears and its reader, a second wasm module, only when a reader pastes. The budget is
+// 250 KB until the lighter-page work wins more back.
+test('everything the pages load totals at most 250 KB gzipped, all from this origin', async ({ page, request }) => {
   for (const url of ['/', '/lab.html']) {
     const loaded = new Set();
     page.on('request', (req) => loaded.add(req.url()));
@@ -400,7 +403,7 @@ test('everything the pages load totals at most 248 KB gzipped, all from this ori
       rows.push(`${new URL(u).pathname} ${gz}`);
     }
     console.log(`SIZE ${url}: ${(total / 1024).toFixed(1)} KiB gzipped over ${rows.length} files`);
-    expect(total).toBeLessThanOrEqual(248_000);
+    expect(total).toBeLessThanOrEqual(250_000);
     page.removeAllListeners('request');
   }
 });

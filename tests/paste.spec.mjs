@@ -1,5 +1,6 @@
 // "On your cluster": two pasted /metrics scrapes read by the engine's probe (the paste module,
-// loaded on first use) and placed as a dot on a simulated sweep of the chosen GPU and workload.
+// loaded on first use; its page module as the section comes near) and placed as a dot on a
+// simulated sweep of the chosen GPU and workload.
 import { test, expect, inkedPixels, openPage, setLab } from './helpers.mjs';
 
 /** Sums every `vllm:request_success_total` sample of a scrape. */
@@ -54,6 +55,7 @@ test('the lab replica pasted lands where the slider is, with the numbers read fr
   const requests = [];
   page.on('request', (r) => requests.push(new URL(r.url()).pathname));
   await page.locator('#paste').scrollIntoViewIfNeeded();
+  await expect(page.locator('#paste-form')).toHaveAttribute('data-ready', 'true');
   expect(requests.some((p) => p.includes('kneelab_paste'))).toBe(false);
   await page.locator('#paste-example').click();
   await expect(page.locator('#paste-first')).toHaveValue(/vllm:request_success_total/);
@@ -85,6 +87,7 @@ test('the lab replica pasted lands where the slider is, with the numbers read fr
 test('two engines of a model: the rate adds up, each engine is placed, and bad pastes are named at their field', async ({ page }) => {
   await openPage(page);
   await page.locator('#paste').scrollIntoViewIfNeeded();
+  await expect(page.locator('#paste-form')).toHaveAttribute('data-ready', 'true');
   await page.locator('#paste-first').fill(scrape(1, 0));
   await page.locator('#paste-second').fill(scrape(4, 0));
   await page.locator('#paste-seconds').fill('60');

@@ -10,7 +10,7 @@
 
 import { loadKneelab } from './js/wasm.js';
 import './js/knee-lab.js';
-import { changed } from './js/lesson/live.js';
+import { changed, whenNear } from './js/lesson/live.js';
 import { bindUrlState } from './js/lesson/url-state.js';
 import * as toc from './js/lesson/toc.js';
 import * as recall from './js/lesson/recall.js';
@@ -23,7 +23,6 @@ import * as goodput from './js/lesson/goodput.js';
 import * as calculator from './js/lesson/calculator.js';
 import * as cluster from './js/lesson/cluster.js';
 import * as metricsPanel from './js/lesson/metrics-panel.js';
-import * as paste from './js/lesson/paste.js';
 import * as worked from './js/lesson/worked.js';
 import * as tutor from './js/lesson/tutor.js';
 import * as hero from './js/lesson/hero.js';
@@ -48,9 +47,11 @@ try {
   const wasm = await loadKneelab();
   document.getElementById('version').textContent = wasm.version();
   const context = { wasm, lab, setMain };
-  for (const module of [hero, toc, recall, colleague, analogy, steps, clocks, knee, goodput, calculator, cluster, metricsPanel, paste, worked, tutor]) {
+  for (const module of [hero, toc, recall, colleague, analogy, steps, clocks, knee, goodput, calculator, cluster, metricsPanel, worked, tutor]) {
     module.setup(context);
   }
+  // "Your replica on its knee" is loaded as its section comes near: most readers never paste.
+  whenNear(document.getElementById('paste-form'), () => import('./js/lesson/paste.js').then((m) => m.setup(context)));
   status.textContent = '';
   status.hidden = true;
   document.documentElement.dataset.ready = 'true';
