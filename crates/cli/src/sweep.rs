@@ -14,7 +14,7 @@ use crate::error::{CliError, warn};
 use crate::input;
 
 /// The default load grid, as a fraction of capacity: well below the knee to past saturation.
-pub const DEFAULT_LOADS: &str = "0.1:1.2:0.05";
+pub use kneelab_sim::sweep::DEFAULT_LOADS;
 
 const AFTER_HELP: &str = "\
 Examples:

@@ -112,6 +112,16 @@ impl Default for SweepOptions {
     }
 }
 
+/// A sweep's loads when none are given (the CLI's `--loads` default and the wasm `sweep()`'s), as
+/// `FROM:TO:STEP`.
+pub const DEFAULT_LOADS: &str = "0.1:1.2:0.05";
+
+/// [`DEFAULT_LOADS`] as loads.
+pub fn default_loads() -> Vec<f64> {
+    let v: Vec<f64> = DEFAULT_LOADS.split(':').map(|x| x.parse().expect("DEFAULT_LOADS is three numbers")).collect();
+    load_grid(v[0], v[1], v[2]).expect("DEFAULT_LOADS is a valid grid")
+}
+
 /// Loads `from..=to` in steps of `step` (the CLI's `0.1:1.2:0.05`), rounded to kill float drift.
 pub fn load_grid(from: f64, to: f64, step: f64) -> Result<Vec<f64>, ConfigError> {
     let ok = |v: f64| crate::scenario::check_offered_load("loads", v).is_ok();
@@ -372,4 +382,15 @@ pub fn find_knee(points: &[SweepPoint], rule: KneeRule, target: f64, slo: Slo) -
         ttft_p99_s: p.summary.ttft_s.p99,
         tpot_p99_s: p.summary.tpot_s.p99,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_default_loads_are_a_grid_from_10_to_120_percent() {
+        let loads = super::default_loads();
+        assert_eq!(loads.len(), 23);
+        assert_eq!((loads[0], loads[22]), (0.1, 1.2));
+        assert!(loads.windows(2).all(|w| (w[1] - w[0] - 0.05).abs() < 1e-12));
+    }
 }

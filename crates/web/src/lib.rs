@@ -70,7 +70,7 @@ pub fn simulate(config: JsValue) -> Result<JsValue, Fault> {
 pub fn sweep(config: JsValue, loads: JsValue) -> Result<JsValue, Fault> {
     let config = boundary::config(&config)?;
     let loads = if loads.is_undefined() || loads.is_null() {
-        sweep::load_grid(0.1, 1.2, 0.05).map_err(boundary::core)?
+        sweep::default_loads()
     } else {
         boundary::numbers(&loads, "loads", sweep::MAX_LOADS)?
     };
