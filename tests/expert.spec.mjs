@@ -91,8 +91,14 @@ test('the page pairs each L with its own W and never calls TPOT inter-token late
   expect(text).not.toMatch(/also called inter-token latency/);
   expect(text).not.toMatch(/cap ÷ latency/);
   expect(text).toContain('time in the batch');
-  // The TPOT histogram goes by its own name.
+  // The TPOT histogram goes by its own name, and the ITL histogram is never called TPOT's.
   expect(text).toContain('vllm:request_time_per_output_token_seconds');
+  const signals = await page.locator('dl.signals').evaluate((dl) =>
+    Object.fromEntries([...dl.querySelectorAll('dt')].map((dt) => [dt.textContent.trim(), dt.nextElementSibling.textContent])),
+  );
+  expect(signals['vllm:request_time_per_output_token_seconds']).toContain('The TPOT histogram, one value per request');
+  expect(signals['vllm:inter_token_latency_seconds']).toMatch(/^ITL, one sample per gap/);
+  expect(signals['vllm:inter_token_latency_seconds']).not.toContain('TPOT histogram');
 });
 
 test('/metrics holds the request histograms vLLM exports, and the panel judges the queue over a window', async ({ page }) => {
@@ -237,7 +243,7 @@ test("vLLM V1's defaults by GPU class are stated, from the engine's presets", as
   const text = page.locator('#v1-defaults');
   await expect(text).toContainText('on an A100-80GB, --max-num-batched-tokens 2,048 and --max-num-seqs 256');
   await expect(text).toContainText('on an H100-SXM, --max-num-batched-tokens 8,192 and --max-num-seqs 1,024');
-  await expect(page.locator('#knobs + ul')).toContainText('In vLLM V1 chunked prefill is always on');
+  await expect(page.locator('#knobs + ul')).toContainText('In vLLM V1 chunked prefill is on by default');
 });
 
 test('open and closed loops are named as vllm bench serve runs them, and coordinated omission only where it fits', async ({ page }) => {
