@@ -575,3 +575,18 @@ test('a step’s answer and its lab are content: changing the HTML changes the v
   await expect(lab.locator('#chart-queue')).toBeVisible();
   await expect(lab.locator('#chart-timeline')).toBeHidden();
 });
+
+test("the worked fleet's ceiling says what the batch held at saturation, and never gives the cap two values unexplained", async ({ page }) => {
+  await openPage(page);
+  const box = page.locator('#fleet-box');
+  await box.scrollIntoViewIfNeeded();
+  await expect(box.locator('[data-metric=fleet_replicas_knee]')).toHaveAttribute('data-value', /\d+/);
+  const running = Number(await box.locator('[data-live=fleet_sat_running]').textContent());
+  const note = await box.locator('[data-live=fleet_fill_note]').textContent();
+  // RAG on the A100: prefill binds, so at saturation the batch is not full and 64 ÷ W overstates the cap.
+  expect(running).toBeGreaterThan(1);
+  expect(running).toBeLessThan(63.5);
+  expect(note).toContain('overstates what the cap allows');
+  await expect(box).toContainText("The engine's model of each limit, with its resource full: the sequence cap ÷ time in the batch allows");
+  await expect(box).not.toContainText('With the batch at its fullest');
+});

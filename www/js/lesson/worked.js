@@ -129,6 +129,12 @@ function setupFleet(wasm, lab) {
       fleet_l_all: formatNumber(atKnee.littles_law.l, 1),
       fleet_e2e: formatSeconds(atKnee.littles_law.w_s),
       fleet_w_bare: formatSeconds(atSat.batch_s.mean),
+      fleet_sat_running: formatNumber(atSat.num_requests_running_mean, 1),
+      fleet_cap: String(CAP),
+      fleet_fill_note:
+        atSat.num_requests_running_mean >= CAP - 0.5
+          ? ': the batch is full there, so that is what the cap allows'
+          : `, which overstates what the cap allows: filled to ${CAP}, every step would be longer`,
       fleet_ceiling: formatRate(s.per_replica_max_qps),
       fleet_ceiling_note: limitSentence(sweep),
       fleet_knee_def:
