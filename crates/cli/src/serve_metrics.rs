@@ -37,6 +37,7 @@ Examples:
   kneelab serve-metrics examples/chat.json                  vLLM's port, 8000: http://127.0.0.1:8000/metrics
   kneelab serve-metrics examples/rag.json --port 0 --speed 10
                                                             a free port (printed), ten simulated seconds a second
+  kneelab serve-metrics examples/day.json --speed 60        a compressed day (load.traffic) in a minute
   kneelab serve-metrics examples/rag.json --host 0.0.0.0 --model my-llama
                                                             scraped from other machines, under another model_name
   curl -s localhost:8000/metrics | grep request_success     what Prometheus reads
@@ -44,8 +45,9 @@ Examples:
 Serves GET /metrics (Prometheus text format 0.0.4 with vLLM's metric names, types, buckets and
 labels engine=\"0\", model_name) and GET /health (200, empty). At each scrape the simulation is
 advanced to (wall time since start) x --speed simulated seconds; counters and histograms cover
-every request finished by then, gauges are as of then. The config's load runs steadily: its
-run.requests becomes 1000000 (a burst without max_concurrency keeps its own) and there is no
+every request finished by then, gauges are as of then. The config's load runs as it says (an open
+load's load.traffic curve, such as examples/day.json's compressed day, included): its run.requests
+becomes 1000000 (a burst without max_concurrency keeps its own) and there is no
 warm-up, so the counters start at 0 as a fresh server's do. When the run ends (every request
 done, or a work cap such as a million requests waiting) the final values keep being served.
 The replica holds about 90 bytes per finished request (about 90 MB at a million).
@@ -217,7 +219,8 @@ fn describe_load(scenario: &Scenario) -> String {
         Load::Open { rate_rps, burstiness } => {
             let gaps =
                 if burstiness == 1.0 { "Poisson".to_string() } else { format!("gamma gaps, burstiness {burstiness}") };
-            format!("open load {rate_rps:.3} rps{of_capacity} ({gaps})")
+            let over_time = scenario.traffic.map_or(String::new(), |t| format!(", times {} over time", t.describe()));
+            format!("open load {rate_rps:.3} rps{of_capacity} ({gaps}{over_time})")
         }
         Load::Closed { users, think_s, .. } => {
             format!("closed load: {users} users thinking {think_s} s{of_capacity}")

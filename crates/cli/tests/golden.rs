@@ -30,6 +30,8 @@ fn every_example_gives_its_stored_summary() {
     expect_test::expect_file!["golden/mm1.json"].assert_eq(&run_example("mm1"));
     expect_test::expect_file!["golden/closed-loop.json"].assert_eq(&run_example("closed-loop"));
     expect_test::expect_file!["golden/burst.json"].assert_eq(&run_example("burst"));
+    // A compressed day (load.traffic): a diurnal curve peaking at 95% of capacity.
+    expect_test::expect_file!["golden/day.json"].assert_eq(&run_example("day"));
     // Written by the request-by-request engine before the lazy cohort: the preemption path.
     expect_test::expect_file!["golden/kv-tight.json"].assert_eq(&run_example("kv-tight"));
     // ...and those are every example there is.
@@ -40,7 +42,7 @@ fn every_example_gives_its_stored_summary() {
     names.sort();
     assert_eq!(
         names,
-        ["burst", "chat", "closed-loop", "kv-tight", "mm1", "rag"],
+        ["burst", "chat", "closed-loop", "day", "kv-tight", "mm1", "rag"],
         "a new example needs a golden summary here"
     );
 }

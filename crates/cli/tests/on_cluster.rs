@@ -21,6 +21,15 @@ struct Served {
     base: String,
     /// The line it printed on start.
     banner: String,
+    /// When it printed it.
+    started: std::time::Instant,
+}
+
+impl Served {
+    /// Wall seconds since the server said it serves.
+    fn age_s(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
 }
 
 impl Drop for Served {
@@ -44,6 +53,7 @@ fn serve(config: &str, args: &[&str]) -> Served {
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut banner = String::new();
     stderr.read_line(&mut banner).unwrap();
+    let started = std::time::Instant::now();
     // Keep draining stderr so the server never blocks on a full pipe.
     std::thread::Builder::new().spawn(move || std::io::copy(&mut stderr, &mut std::io::sink())).unwrap();
     let base = banner
@@ -51,7 +61,7 @@ fn serve(config: &str, args: &[&str]) -> Served {
         .find_map(|w| w.strip_prefix("http://").and_then(|rest| rest.strip_suffix("/metrics")))
         .map(|host| format!("http://{host}"))
         .unwrap_or_else(|| panic!("no address in the start line: {banner}"));
-    Served { child, base, banner }
+    Served { child, base, banner, started }
 }
 
 /// GET `url`: the status and the body.
@@ -148,6 +158,24 @@ fn serve_metrics_serves_vllm_metrics_that_grow_and_promtool_accepts() {
     let (status, body) = get(&format!("{}/v1/models", served.base));
     assert_eq!(status, 404);
     assert!(body.contains("the metrics are at /metrics"), "{body}");
+}
+
+#[test]
+fn serve_metrics_follows_a_traffic_curve() {
+    // examples/day.json: a diurnal day of 3,600 s, its trough (0.2x) at 0 and its peak at 1,800 s,
+    // served 600x faster: a day in six seconds.
+    let served = serve("examples/day.json", &["--speed", "600"]);
+    assert!(served.banner.contains("times a 3600 s day, its trough at 0.2x over time"), "{}", served.banner);
+    let success = "vllm:request_success_total{engine=\"0\",model_name=\"meta-llama/Meta-Llama-3-8B-Instruct\",finished_reason=\"length\"}";
+    let mut counts = Vec::new();
+    for wall_s in [0.5, 1.0, 2.5, 3.0] {
+        sleep_s((wall_s - served.age_s()).max(0.0));
+        counts.push(value(&get(&format!("{}/metrics", served.base)).1, success));
+    }
+    // Simulated 300-600 s (factor about 0.3) against 1,500-1,800 s (about 1): about 3x the requests.
+    let (early, peak) = (counts[1] - counts[0], counts[3] - counts[2]);
+    eprintln!("day.json served at 600x: {early} requests finished in simulated 300-600 s, {peak} in 1,500-1,800 s");
+    assert!(peak > 2.0 * early && early > 0.0, "finished: {early} early in the day, {peak} near its peak");
 }
 
 #[test]

@@ -368,6 +368,55 @@ pub struct LoadConfig {
     /// every request arrives at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_concurrency: Option<u32>,
+    /// Open: the rate over time, as a multiple of `rate_rps` (or of `offered_load` x capacity):
+    /// a step, a ramp, a diurnal curve or a spike. Absent, the rate is constant. (Built with the
+    /// `traffic` feature, as the CLI is; the page's wasm is not.)
+    #[cfg(feature = "traffic")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traffic: Option<TrafficConfig>,
+}
+
+/// How an open load's rate changes over time: the rate at time `t` is the base rate times a
+/// factor that this shape gives. Fields that do not belong to `shape` are rejected.
+#[cfg(feature = "traffic")]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrafficConfig {
+    /// `constant`, `step`, `ramp`, `diurnal` or `spike`.
+    pub shape: TrafficShape,
+    /// Step, ramp, spike: when the change starts, in seconds from the start of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_s: Option<f64>,
+    /// Ramp: how long it takes to reach `factor`; spike: how long the spike lasts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<f64>,
+    /// Step, ramp, spike: the factor it goes to (2 = twice the base rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub factor: Option<f64>,
+    /// Diurnal: the length of one day, from trough to trough (a compressed day is shorter).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period_s: Option<f64>,
+    /// Diurnal: the factor at the trough (the peak, half a period in, is 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trough: Option<f64>,
+}
+
+/// The shape of a traffic curve.
+#[cfg(feature = "traffic")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TrafficShape {
+    /// The base rate throughout.
+    #[default]
+    Constant,
+    /// The base rate, then `factor` times it from `at_s` on.
+    Step,
+    /// The base rate, then a straight line from `at_s` to `factor` times it at `at_s + duration_s`.
+    Ramp,
+    /// A day: `trough` times the base rate at 0, the base rate at half a period, and back.
+    Diurnal,
+    /// `factor` times the base rate from `at_s` for `duration_s`, the base rate otherwise.
+    Spike,
 }
 
 impl Default for LoadConfig {
@@ -392,6 +441,8 @@ impl LoadConfig {
             think_time_s: None,
             think_dist: None,
             max_concurrency: None,
+            #[cfg(feature = "traffic")]
+            traffic: None,
         }
     }
     /// `users` users with exponential think times of mean `think_time_s`.

@@ -48,6 +48,7 @@ pub mod sizing;
 pub mod stats;
 pub mod summary;
 pub mod sweep;
+pub mod traffic;
 
 pub use capacity::Capacity;
 pub use config::{

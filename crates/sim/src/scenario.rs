@@ -8,6 +8,7 @@ use crate::cost::{CostModel, Frontend};
 use crate::dist::Joint;
 use crate::dist::TokenDist;
 use crate::error::ConfigError;
+use crate::traffic::Traffic;
 
 /// Bounded work: the most requests one run may simulate.
 pub const MAX_REQUESTS: u32 = 1_000_000;
@@ -136,6 +137,8 @@ pub struct Scenario {
     pub capacity: Option<Capacity>,
     /// The offered load, when the config gave one.
     pub offered_load: Option<f64>,
+    /// An open load's rate over time, as a factor of its rate; `None` is constant.
+    pub traffic: Option<Traffic>,
 }
 
 impl Config {
@@ -389,6 +392,7 @@ fn resolve(c: &Config) -> Result<(Scenario, LoadSpec), ConfigError> {
             Ok(())
         }
     };
+    let traffic = traffic_of(l)?;
     let spec = match l.mode {
         LoadMode::Open | LoadMode::Closed if l.max_concurrency.is_some() => {
             return Err(ConfigError::new("load.max_concurrency", "applies to mode \"burst\" only"));
@@ -436,10 +440,24 @@ fn resolve(c: &Config) -> Result<(Scenario, LoadSpec), ConfigError> {
                 }
                 (Some(rate_rps), None) => {
                     range_f64("load.rate_rps", rate_rps, MIN_RATE_RPS, MAX_RATE_RPS, "requests/s")?;
+                    if let Some(t) = traffic {
+                        let top = rate_rps * t.max_factor();
+                        range_f64("load.traffic.factor", top, 0.0, MAX_RATE_RPS, "requests/s at the curve's highest")?;
+                    }
                     LoadSpec::Rate { rate_rps, burstiness }
                 }
                 (None, Some(offered_load)) => {
                     check_offered_load("load.offered_load", offered_load)?;
+                    if let Some(t) = traffic {
+                        let top = offered_load * t.max_factor();
+                        range_f64(
+                            "load.traffic.factor",
+                            top,
+                            0.0,
+                            MAX_OFFERED_LOAD,
+                            "times capacity at the curve's highest",
+                        )?;
+                    }
                     LoadSpec::Offered { offered_load, burstiness }
                 }
             }
@@ -498,8 +516,25 @@ fn resolve(c: &Config) -> Result<(Scenario, LoadSpec), ConfigError> {
         warmup: warmup as u64,
         capacity: None,
         offered_load: None,
+        traffic,
     };
     Ok((scenario, spec))
+}
+
+/// The open load's traffic curve, validated; any other mode may not have one.
+#[cfg(feature = "traffic")]
+fn traffic_of(l: &crate::config::LoadConfig) -> Result<Option<Traffic>, ConfigError> {
+    let Some(t) = &l.traffic else { return Ok(None) };
+    if l.mode != LoadMode::Open {
+        return Err(ConfigError::new("load.traffic", "applies to mode \"open\" only"));
+    }
+    Traffic::from_config(t, "load.traffic").map(Some)
+}
+
+/// Without the `traffic` feature (the page's wasm) a config cannot name a curve.
+#[cfg(not(feature = "traffic"))]
+fn traffic_of(_: &crate::config::LoadConfig) -> Result<Option<Traffic>, ConfigError> {
+    Ok(None)
 }
 
 fn range_u64(path: &str, v: u64, min: u64, max: u64) -> Result<(), ConfigError> {

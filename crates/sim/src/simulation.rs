@@ -15,6 +15,7 @@ use crate::recorder::{Recorder, Seat, Snapshot, Trace};
 use crate::sampling::{Gamma, Stream};
 use crate::scenario::{Load, Scenario};
 use crate::summary::Outcome;
+use crate::traffic::Traffic;
 
 /// What to record beyond the summary, and how much work a run may do.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -139,8 +140,10 @@ impl Simulation {
         };
         match scenario.load {
             Load::Open { rate_rps, .. } => {
-                let gap = draw_gap(&mut streams.gaps, gamma_gaps.as_ref(), rate_rps);
-                events.push(Arrival { time_s: gap, user: OPEN_LOOP });
+                if let Some(time_s) = next_open(&mut streams.gaps, gamma_gaps.as_ref(), rate_rps, scenario.traffic, 0.0)
+                {
+                    events.push(Arrival { time_s, user: OPEN_LOOP });
+                }
             }
             Load::Burst { concurrency } => {
                 // One open-ended chain of arrivals at time 0, or one chain per seat.
@@ -472,8 +475,10 @@ impl Simulation {
         self.record_gauges(arrival.time_s);
         match self.scenario.load {
             Load::Open { rate_rps, .. } => {
-                let gap = draw_gap(&mut self.streams.gaps, self.gamma_gaps.as_ref(), rate_rps);
-                self.events.push(Arrival { time_s: arrival.time_s + gap, user: OPEN_LOOP });
+                let (gaps, gamma, traffic) = (&mut self.streams.gaps, self.gamma_gaps.as_ref(), self.scenario.traffic);
+                if let Some(time_s) = next_open(gaps, gamma, rate_rps, traffic, arrival.time_s) {
+                    self.events.push(Arrival { time_s, user: OPEN_LOOP });
+                }
             }
             // An unlimited burst: the next request comes at the same instant, until all have.
             Load::Burst { concurrency: None } if self.arrived < self.scenario.requests => {
@@ -716,6 +721,37 @@ struct Jump {
     steps: u64,
     first_s: f64,
     growth_s: f64,
+}
+
+/// The most candidates thinning may turn down for one arrival: past it the curve is taken to
+/// have stopped (a step or ramp to 0), and no arrival comes again.
+const MAX_THINNED: u32 = 1_000_000;
+
+/// An open loop's next arrival after `from_s`: one gap at `rate_rps`, or, under a traffic
+/// curve, the first candidate kept by thinning (candidates at the curve's highest rate, each kept
+/// with probability factor / highest factor). `None` when the curve never brings another.
+fn next_open(
+    stream: &mut Stream,
+    gamma: Option<&Gamma>,
+    rate_rps: f64,
+    traffic: Option<Traffic>,
+    from_s: f64,
+) -> Option<f64> {
+    let Some(traffic) = traffic else {
+        return Some(from_s + draw_gap(stream, gamma, rate_rps));
+    };
+    let top = traffic.max_factor();
+    if top <= 0.0 {
+        return None;
+    }
+    let mut t = from_s;
+    for _ in 0..MAX_THINNED {
+        t += draw_gap(stream, gamma, rate_rps * top);
+        if stream.uniform() * top < traffic.factor(t) {
+            return Some(t);
+        }
+    }
+    None
 }
 
 fn draw_gap(stream: &mut Stream, gamma: Option<&Gamma>, rate_rps: f64) -> f64 {

@@ -88,7 +88,7 @@ pub struct Summary {
     pub capacity_rps: Option<f64>,
     /// The offered load as a fraction of capacity, when the config gave one.
     pub offered_load: Option<f64>,
-    /// The open loop's arrival rate.
+    /// The open loop's arrival rate (under a traffic curve, its mean over the measured window).
     pub offered_rate_rps: Option<f64>,
     /// The arrival rate this run actually drew: measured requests after the first, over the
     /// time from the first measured arrival to the last. Random gaps make it differ from
@@ -265,7 +265,11 @@ impl Outcome {
             rel_error: if lambda * w > 0.0 { l / (lambda * w) - 1.0 } else { 0.0 },
         };
         let (users, rate, mode) = match scenario.load {
-            Load::Open { rate_rps, .. } => (None, Some(rate_rps), "open"),
+            // Under a traffic curve, the rate it offered over the measured window, on average.
+            Load::Open { rate_rps, .. } => {
+                let over_window = scenario.traffic.map_or(1.0, |t| t.mean_factor(start, start + duration));
+                (None, Some(rate_rps * over_window), "open")
+            }
             Load::Closed { users, .. } => (Some(users), None, "closed"),
             Load::Burst { concurrency } => (concurrency, None, "burst"),
         };

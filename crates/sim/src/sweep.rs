@@ -177,6 +177,13 @@ impl SweepRun {
         if config.load.mode == LoadMode::Burst {
             return Err(ConfigError::new("load.mode", "a sweep runs over offered load: use \"open\" or \"closed\""));
         }
+        #[cfg(feature = "traffic")]
+        if config.load.traffic.is_some() {
+            return Err(ConfigError::new(
+                "load.traffic",
+                "a sweep runs at one steady offered load per point: remove the traffic curve",
+            ));
+        }
         let mut probe = config.clone();
         probe.load = LoadConfig { offered_load: Some(1.0), rate_rps: None, users: None, ..config.load.clone() };
         let base = match capacity {
