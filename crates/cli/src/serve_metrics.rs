@@ -77,12 +77,22 @@ pub struct ServeMetricsArgs {
     /// Seed of every random stream, overriding the config's `seed`.
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
+    /// Advance the replica only at whole ticks of this many wall seconds, so that every scrape
+    /// within a tick reads the same values: two scrapers (a Prometheus and a probe) a few
+    /// milliseconds apart then see one state. By default it advances at every scrape.
+    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    tick: Option<f64>,
 }
 
 /// Serves until killed; returns only with an error (bad input, the port taken, a config the
 /// engine rejects partway through).
 pub fn run(args: &ServeMetricsArgs) -> Result<String, CliError> {
     check_speed(args.speed)?;
+    if let Some(tick) = args.tick
+        && !(tick.is_finite() && (0.01..=3600.0).contains(&tick))
+    {
+        return Err(CliError::input(format!("--tick: must be from 0.01 to 3600 wall seconds, got {tick}")));
+    }
     if args.model.as_ref().is_some_and(|name| name.trim().is_empty()) {
         return Err(CliError::input("--model: must not be empty"));
     }
@@ -114,7 +124,9 @@ pub fn run(args: &ServeMetricsArgs) -> Result<String, CliError> {
                 None
             }
         };
-        replica.advance(clock.elapsed_s(), &loaded.source, scenario.requests)?;
+        let wall_s = clock.elapsed_s();
+        let wall_s = args.tick.map_or(wall_s, |tick| (wall_s / tick).floor() * tick);
+        replica.advance(wall_s, &loaded.source, scenario.requests)?;
         if let Some(request) = request {
             respond(request, &replica.sim, &model);
         }

@@ -184,6 +184,7 @@ fn serve_metrics_says_what_is_wrong_with_its_flags() {
         (vec!["--speed", "0"], "kneelab: error: --speed: must be above 0 and at most 1000"),
         (vec!["--speed", "5000"], "kneelab: error: --speed: must be above 0 and at most 1000"),
         (vec!["--model", " "], "kneelab: error: --model: must not be empty"),
+        (vec!["--tick", "0"], "kneelab: error: --tick: must be from 0.01 to 3600"),
         (vec!["--host", "no such host.invalid"], "kneelab: error: --host no such host.invalid: "),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_kneelab"))
@@ -538,13 +539,12 @@ impl Prometheus {
 
 #[test]
 fn probe_agrees_with_prometheus_on_the_same_server() {
-    let served = serve("examples/chat.json", &["--speed", "10"]);
+    // The replica advances in whole wall seconds, so Prometheus and the probe, each scraping once
+    // a second inside the same second, read the same values: what is compared is the arithmetic
+    // (rates, histogram_quantile), not when each happened to scrape.
+    let served = serve("examples/chat.json", &["--speed", "10", "--tick", "1"]);
     let target = served.base.trim_start_matches("http://").to_string();
     let Some(prom) = prometheus(&target) else { return };
-    // Both scrape every second. The probe starts 50 ms after one of Prometheus's scrapes, so each
-    // of its scrapes follows one of Prometheus's by about that much; it runs until its window of
-    // a minute is full, and Prometheus is asked about the same minute, its range reaching back to
-    // take in the scrape 50 ms before the probe's first.
     let mut last_scrape = f64::NAN;
     for _ in 0..50 {
         last_scrape = prom.query_opt("timestamp(up{job=\"vllm\"})", now_unix_s()).unwrap_or(f64::NAN);
@@ -554,19 +554,27 @@ fn probe_agrees_with_prometheus_on_the_same_server() {
         sleep_s(0.2);
     }
     assert!(last_scrape.is_finite(), "prometheus never scraped the server");
-    let phase = (last_scrape + 0.05 - now_unix_s()).rem_euclid(1.0);
-    sleep_s(phase);
+    // Where Prometheus scrapes inside a tick (the ticks start when the server said it serves),
+    // and a phase for the probe in the same tick, 0.2 s from it and clear of the tick's ends.
+    let tick_start = now_unix_s() - served.age_s();
+    let p = (last_scrape - tick_start).rem_euclid(1.0);
+    let q = if p >= 0.5 { p - 0.2 } else { p + 0.2 };
+    sleep_s((tick_start + q - now_unix_s()).rem_euclid(1.0));
     let (code, ticks, stderr) =
         probe(&format!("{}/metrics", served.base), &["--interval", "1s", "--window", "60s", "--count", "66"]);
     assert_eq!(code, Some(0), "{stderr}");
     let last = ticks.last().unwrap();
-    let t = last["t_unix_s"].as_f64().unwrap();
     let report = &last["models"][0];
+    // Prometheus is asked at the later of the two last scrapes, over a range that holds its
+    // scrapes of the same 61 ticks as the probe's window.
+    let t = last["t_unix_s"].as_f64().unwrap() + (p - q).max(0.0) + 0.01;
+    let range_ms = ((60.5 + (q - p).max(0.0)) * 1000.0).round();
     // Let Prometheus ingest its scrape of that second before asking it about that instant.
     sleep_s(2.0);
-    let p_rate = prom.query("sum(rate(vllm:request_success_total[60500ms]))", t);
-    let p_ttft = prom.query("histogram_quantile(0.99, rate(vllm:time_to_first_token_seconds_bucket[60500ms]))", t);
-    let p_e2e = prom.query("histogram_quantile(0.99, rate(vllm:e2e_request_latency_seconds_bucket[60500ms]))", t);
+    let query = |q: &str| prom.query(&q.replace("RANGE", &format!("{range_ms}ms")), t);
+    let p_rate = query("sum(rate(vllm:request_success_total[RANGE]))");
+    let p_ttft = query("histogram_quantile(0.99, rate(vllm:time_to_first_token_seconds_bucket[RANGE]))");
+    let p_e2e = query("histogram_quantile(0.99, rate(vllm:e2e_request_latency_seconds_bucket[RANGE]))");
     let rate = report["request_rate_rps"].as_f64().unwrap();
     let ttft = report["ttft"]["p99"]["value"].as_f64().unwrap();
     let e2e = report["e2e"]["p99"]["value"].as_f64().unwrap();
