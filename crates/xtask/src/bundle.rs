@@ -2,7 +2,8 @@
 //! into `target/site/`, which `cargo xtask serve` serves and `cargo xtask dist` packs.
 //!
 //! Entry points are the module scripts the HTML pages load plus [`BY_URL`], the modules a host page
-//! or a test imports by their URL. esbuild follows every static and literal dynamic import from
+//! or a test imports by their URL. Other sources are copied as they are, unused unless something
+//! fetches one by URL. esbuild follows every static and literal dynamic import from
 //! them, so a module the pages import is bundled with no list to keep; code-splitting keeps each
 //! entry at its own path, sharing one copy of what several entries import (so `/js/wasm.js`,
 //! imported by a test, is the very module the page's labs use). Lazily imported code becomes a
@@ -36,8 +37,9 @@ pub fn site_dir() -> PathBuf {
 
 /// Writes `www/` into [`site_dir`]: the pages' modules bundled and minified, CSS and the wasm
 /// glue minified, everything else copied. Without npm (so without esbuild) the sources are copied
-/// as they are, with a warning: the page works, heavier.
-pub fn build_site(www: &Path, dev: bool) -> Result<PathBuf> {
+/// as they are, with a warning: the page works, heavier. Returns the site and the modules copied
+/// unbundled (relative to it).
+pub fn build_site(www: &Path, dev: bool) -> Result<(PathBuf, Vec<PathBuf>)> {
     let out = site_dir();
     if out.exists() {
         fs::remove_dir_all(&out).with_context(|| format!("removing {}", out.display()))?;
@@ -46,7 +48,7 @@ pub fn build_site(www: &Path, dev: bool) -> Result<PathBuf> {
     let Some(esbuild) = crate::web::node_tool("esbuild")? else {
         println!("warning: esbuild is missing, so the page is served unbundled and unminified (heavier)");
         copy_tree(www, &out, &|_| true)?;
-        return Ok(out);
+        return Ok((out, Vec::new()));
     };
     let mut entries = BY_URL.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     for page in html_pages(www)? {
@@ -58,8 +60,10 @@ pub fn build_site(www: &Path, dev: bool) -> Result<PathBuf> {
         }
     }
     bundle(&esbuild, www, &entries, &out, dev)?;
+    check_relative_urls(&out)?;
     // CSS and the glue: minified one by one (no bundling: the glue must stay beside its wasm).
     let mut minify = Vec::new();
+    let mut unbundled = Vec::new();
     let mut files = Vec::new();
     crate::web::collect_files(www, &mut files)?;
     for file in &files {
@@ -68,11 +72,17 @@ pub fn build_site(www: &Path, dev: bool) -> Result<PathBuf> {
         match file.extension().and_then(|e| e.to_str()) {
             Some("css") => minify.push(name),
             Some("js" | "mjs") if name.starts_with("pkg/") && !name.ends_with(".d.ts") => minify.push(name),
-            // Sources: bundled above.
-            Some("js" | "mjs") => {}
             _ if name.ends_with(".d.ts") => {}
+            // The rest as it is, but for a module the bundle wrote (an entry). A module the pages
+            // fetch by URL rather than import (a worker, say) is still there, unbundled.
             _ => {
                 let to = out.join(relative);
+                if to.exists() {
+                    continue;
+                }
+                if name.ends_with(".js") || name.ends_with(".mjs") {
+                    unbundled.push(relative.to_path_buf());
+                }
                 fs::create_dir_all(to.parent().expect("a file has a parent"))?;
                 fs::copy(file, &to).with_context(|| format!("copying {}", file.display()))?;
             }
@@ -85,8 +95,7 @@ pub fn build_site(www: &Path, dev: bool) -> Result<PathBuf> {
     }
     cmd.arg("--log-level=warning");
     crate::run_step("esbuild: minify the CSS and the wasm glue", &mut cmd)?;
-    check_relative_urls(&out)?;
-    Ok(out)
+    Ok((out, unbundled))
 }
 
 /// Bundles `entries` (paths relative to `www`) into `out`, split and (unless `dev`) minified.
@@ -135,8 +144,8 @@ fn module_scripts(html: &str) -> Vec<String> {
     found
 }
 
-/// Refuses bundled output outside `js/` and `pkg/` that reads `import.meta.url`: its relative
-/// URLs would resolve from somewhere its source did not live.
+/// Refuses bundled output (all `out` holds yet) outside `js/` that reads `import.meta.url`: its
+/// relative URLs would resolve from somewhere its source did not live.
 fn check_relative_urls(out: &Path) -> Result<()> {
     let mut files = Vec::new();
     crate::web::collect_files(out, &mut files)?;
@@ -144,7 +153,7 @@ fn check_relative_urls(out: &Path) -> Result<()> {
         let relative = file.strip_prefix(out).expect("collected under the output");
         let dir = relative.parent().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
         let is_js = file.extension().is_some_and(|e| e == "js");
-        if is_js && dir != "js" && dir != "pkg" && fs::read_to_string(&file)?.contains("import.meta.url") {
+        if is_js && dir != "js" && fs::read_to_string(&file)?.contains("import.meta.url") {
             bail!(
                 "{} reads import.meta.url but was bundled outside js/: find files through js/wasm.js's pkgUrl",
                 relative.display()
@@ -183,5 +192,21 @@ mod tests {
             <script type="module" src="/abs.js"></script>
             <script type="module">inline()</script>"#;
         assert_eq!(module_scripts(html), ["main.js", "js/lab-page.js"]);
+    }
+
+    #[test]
+    fn refuses_bundled_code_reading_its_url_outside_js() {
+        let out = std::env::temp_dir().join(format!("xtask-bundle-test-{}", std::process::id()));
+        fs::create_dir_all(out.join("js/lesson")).unwrap();
+        fs::write(out.join("js/chunk.js"), "new URL('../pkg/x.wasm', import.meta.url)").unwrap();
+        fs::write(out.join("main.js"), "import './js/chunk.js'").unwrap();
+        assert!(check_relative_urls(&out).is_ok());
+        for bad in ["main.js", "js/lesson/sweeps.js"] {
+            fs::write(out.join(bad), "fetch(new URL('x', import.meta.url))").unwrap();
+            let err = check_relative_urls(&out).unwrap_err().to_string();
+            assert!(err.contains("import.meta.url"), "{bad}: {err}");
+            fs::write(out.join(bad), "").unwrap();
+        }
+        fs::remove_dir_all(out).unwrap();
     }
 }

@@ -47,8 +47,8 @@ pub fn run(args: &Args) -> Result<()> {
         }
     }
     write_schema(&out_dir)?;
-    let site = crate::bundle::build_site(&root.join("www"), args.dev)?;
-    print_sizes(&site)
+    let (site, unbundled) = crate::bundle::build_site(&root.join("www"), args.dev)?;
+    print_sizes(&site, &unbundled)
 }
 
 /// The page's settings module: `kneelab_sim::schema()` as an ES module the page imports
@@ -216,11 +216,12 @@ pub fn node_tool(name: &str) -> Result<Option<PathBuf>> {
     Ok(Some(tool))
 }
 
-/// Prints raw and gzipped sizes of every file the built page may load (html, css, js, wasm).
-fn print_sizes(site: &Path) -> Result<()> {
+/// Prints raw and gzipped sizes of every file the built pages may load (html, css, js, wasm), but
+/// the `unbundled` module sources (loaded only if something fetches one by URL).
+fn print_sizes(site: &Path, unbundled: &[PathBuf]) -> Result<()> {
     let mut files = Vec::new();
     collect_files(site, &mut files)?;
-    files.retain(|f| is_page_file(f));
+    files.retain(|f| is_page_file(f) && !unbundled.iter().any(|u| site.join(u) == *f));
     files.sort();
     println!("\nwhat the pages may load ({}):", rel(site).display());
     println!("    {:<40} {:>12} {:>12}", "file", "raw", "gzip");
@@ -240,7 +241,8 @@ fn print_sizes(site: &Path) -> Result<()> {
         println!("    {name:<40} {:>12} {:>12}", human(raw), human(gzip));
     }
     println!("    {:<40} {:>12} {:>12}", "both pages, all but on use", human(total_raw), human(total_gzip));
-    println!("(what each page loads on opening is measured by the budget test in tests/lab.spec.mjs)");
+    println!("(what each page loads on opening is measured by the budget test in tests/lab.spec.mjs;");
+    println!(" {} module sources not bundled are copied as they are, loaded only if fetched by URL)", unbundled.len());
     Ok(())
 }
 
