@@ -55,7 +55,7 @@ export default defineConfig({
     },
   ],
   webServer: {
-    // --no-build: `cargo xtask test` has just built www/pkg/ (release, wasm-opt'd).
+    // --no-build: `cargo xtask test` has just built the page into target/site/ (bundled, wasm-opt'd).
     command: `cargo xtask serve --no-build --port ${port}`,
     url: `${baseURL}/`,
     cwd: repoRoot,

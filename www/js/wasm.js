@@ -10,9 +10,17 @@
 // generation their `Lab` came from, and listen for `discard` on `kneelabEvents`, to make a new
 // one.
 
-const GLUE = '../pkg/kneelab_web.js';
-/** The module's own URL decides where the wasm is: the page can live at any path, or on a CDN. */
-const WASM = new URL('../pkg/kneelab_web_bg.wasm', import.meta.url);
+/**
+ * The URL of a file the build writes to `pkg/` (a wasm module or its glue). This module's own
+ * URL decides: the page can live at any path, or on a CDN. Code elsewhere finds `pkg/` through
+ * this, so the bundler may place it anywhere.
+ */
+export function pkgUrl(file) {
+  return new URL(`../pkg/${file}`, import.meta.url);
+}
+
+const GLUE = pkgUrl('kneelab_web.js').href;
+const WASM = pkgUrl('kneelab_web_bg.wasm');
 /** Why the wasm loaded the slow way (a wrong MIME type), for the labs to say; or ''. */
 let note = '';
 export const kneelabNote = () => note;

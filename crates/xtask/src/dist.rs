@@ -1,8 +1,9 @@
 //! `cargo xtask dist`: the lab as an npm package a course site installs or unpacks, with no Rust.
 //!
-//! `dist/` holds the optimised wasm and its glue (`pkg/`), the element's modules (`js/`), the
-//! iframe page (`lab.html`), a `package.json` with `exports`, the element's TypeScript
-//! declaration and custom-elements manifest, a README and the licences; `npm pack` makes it
+//! `dist/` holds the optimised wasm and its glue (`pkg/`), the element's modules (`js/`: the
+//! package's entry points bundled and minified, sharing their chunks), the iframe page
+//! (`lab.html`), a `package.json` with `exports`, the element's TypeScript declaration and
+//! custom-elements manifest, a README and the licences; `npm pack` makes it
 //! `target/kneelab-VERSION.tgz`. The modules find each other and the wasm by relative URLs
 //! (`import.meta.url`), so the package works at any path and from another origin.
 
@@ -22,18 +23,16 @@ pub struct Args {
     pub no_build: bool,
 }
 
-/// What the package holds: (from, relative to the workspace root; to, inside the package).
+/// The package's modules (its `exports` and `lab.html`'s), bundled from www/ into `js/`.
+const ENTRIES: &[&str] = &["js/knee-lab.js", "js/wasm.js", "js/lab-page.js"];
+
+/// What else the package holds: (from, relative to the workspace root; to, inside the package).
+/// The page's files come from the built site (minified).
 const FILES: &[(&str, &str)] = &[
-    ("www/pkg/kneelab_web.js", "pkg/kneelab_web.js"),
-    ("www/pkg/kneelab_web_bg.wasm", "pkg/kneelab_web_bg.wasm"),
-    ("www/pkg/kneelab_schema.js", "pkg/kneelab_schema.js"),
-    ("www/js/knee-lab.js", "js/knee-lab.js"),
-    ("www/js/knee-lab-style.js", "js/knee-lab-style.js"),
-    ("www/js/wasm.js", "js/wasm.js"),
-    ("www/js/format.js", "js/format.js"),
-    ("www/js/lab-page.js", "js/lab-page.js"),
-    ("www/lab.html", "lab.html"),
-    ("www/css/lab.css", "css/lab.css"),
+    ("target/site/pkg/kneelab_web.js", "pkg/kneelab_web.js"),
+    ("target/site/pkg/kneelab_web_bg.wasm", "pkg/kneelab_web_bg.wasm"),
+    ("target/site/lab.html", "lab.html"),
+    ("target/site/css/lab.css", "css/lab.css"),
     ("package/knee-lab.d.ts", "js/knee-lab.d.ts"),
     ("package/custom-elements.json", "custom-elements.json"),
     ("package/README.md", "README.md"),
@@ -59,6 +58,10 @@ pub fn run(args: &Args) -> Result<()> {
         fs::create_dir_all(to.parent().expect("a file in dist/ has a parent"))?;
         fs::copy(&from, &to).with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
     }
+    let esbuild =
+        crate::web::node_tool("esbuild")?.context("the package's modules are bundled with esbuild: install npm")?;
+    let entries = ENTRIES.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    crate::bundle::bundle(&esbuild, &root.join("www"), &entries, &dist, false)?;
     let manifest = package_json();
     fs::write(dist.join("package.json"), serde_json::to_string_pretty(&manifest)? + "\n")?;
 
@@ -92,7 +95,7 @@ fn package_json() -> serde_json::Value {
             "./package.json": "./package.json"
         },
         "customElements": "custom-elements.json",
-        "sideEffects": ["./js/knee-lab.js", "./js/lab-page.js"],
+        "sideEffects": ["./js/*.js"],
         "files": ["js", "pkg", "css", "lab.html", "custom-elements.json", "README.md", "LICENSE-MIT", "LICENSE-APACHE"],
         "keywords": ["vllm", "llm", "serving", "latency", "web-component", "custom-element", "webassembly"]
     })

@@ -3,6 +3,7 @@
 //! Run `cargo xtask --help`. Each subcommand lives in its own module.
 
 mod bench;
+mod bundle;
 mod dist;
 mod fuzz;
 mod serve;
@@ -26,11 +27,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Task {
-    /// Build the wasm module and its JS glue into www/pkg/ and print what the page weighs.
+    /// Build the wasm into www/pkg/ and the page, bundled and minified, into target/site/; print what it weighs.
     BuildWeb(web::Args),
     /// Build the lab as an npm package in dist/ and pack it to target/kneelab-VERSION.tgz.
     Dist(dist::Args),
-    /// Build the page (unless --no-build) and serve www/ over HTTP.
+    /// Build the page (unless --no-build) and serve it (target/site/) over HTTP.
     Serve(serve::Args),
     /// fmt, clippy (native and wasm32), cargo test, then the browser suite in tests/.
     Test(test::Args),

@@ -1,4 +1,4 @@
-//! `cargo xtask serve`: a static file server for www/ (the page needs HTTP: ES modules and
+//! `cargo xtask serve`: a static file server for the built page, target/site/ (the page needs HTTP: ES modules and
 //! `WebAssembly.instantiateStreaming` refuse `file://`, and the latter needs `application/wasm`).
 //!
 //! One thread per connection, HTTP/1.1 keep-alive, request heads parsed by `httparse`. A browser
@@ -11,8 +11,6 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-
-use crate::repo_root;
 
 /// How long an idle keep-alive connection stays open.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -28,7 +26,7 @@ pub struct Args {
     /// Address to listen on (use 0.0.0.0 to reach it from another machine).
     #[arg(long, default_value = "127.0.0.1")]
     host: String,
-    /// Serve www/ as it is, without building the wasm first.
+    /// Serve target/site/ as it is, without building the page first.
     #[arg(long)]
     no_build: bool,
     /// Build the wasm with the dev profile (see `build-web --dev`).
@@ -36,16 +34,19 @@ pub struct Args {
     dev: bool,
 }
 
-/// Builds the page (unless `--no-build`) and serves www/ until interrupted.
+/// Builds the page (unless `--no-build`) and serves target/site/ until interrupted.
 pub fn run(args: &Args) -> Result<()> {
     if !args.no_build {
         crate::web::run(&crate::web::Args { dev: args.dev })?;
     }
-    let www = repo_root().join("www");
-    let www = www.canonicalize().with_context(|| format!("{} is missing", www.display()))?;
-    if !www.join("pkg").exists() {
-        println!("note: www/pkg/ is missing; run `cargo xtask build-web` (or serve without --no-build)");
+    let site = crate::bundle::site_dir();
+    if !site.join("pkg").exists() {
+        bail!(
+            "{} has no built page: run `cargo xtask build-web` (or serve without --no-build)",
+            crate::rel(&site).display()
+        );
     }
+    let www = site.canonicalize().with_context(|| format!("{} is missing", site.display()))?;
 
     // Bind ourselves so "port taken" gets a clear message rather than tiny_http's boxed error.
     let listener = TcpListener::bind((args.host.as_str(), args.port)).map_err(|err| {

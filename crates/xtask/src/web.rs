@@ -26,7 +26,8 @@ pub struct Args {
     pub dev: bool,
 }
 
-/// Builds the page's wasm module and JS glue into www/pkg/ and prints what the page weighs.
+/// Builds the page's wasm module and JS glue into www/pkg/, the page as it ships into
+/// target/site/ (bundled, minified), and prints what it weighs.
 pub fn run(args: &Args) -> Result<()> {
     let root = repo_root();
     let out_dir = root.join("www").join("pkg");
@@ -46,7 +47,8 @@ pub fn run(args: &Args) -> Result<()> {
         }
     }
     write_schema(&out_dir)?;
-    print_sizes(&root.join("www"))
+    let (site, unbundled) = crate::bundle::build_site(&root.join("www"), args.dev)?;
+    print_sizes(&site, &unbundled)
 }
 
 /// The page's settings module: `kneelab_sim::schema()` as an ES module the page imports
@@ -167,29 +169,13 @@ fn bindgen(wasm: &Path, out_dir: &Path, name: &str, dev: bool) -> Result<()> {
         .with_context(|| format!("wasm-bindgen failed on {}", wasm.display()))
 }
 
-/// Shrinks the wasm in place with the npm package binaryen's wasm-opt (pinned, with the browser
-/// suite's tools, in tests/package-lock.json). On a fresh clone it is not there yet: it is
-/// installed from the npm registry first (`npm ci --prefix tests`), so every build that serves or
-/// ships the page ships the optimised wasm. Debian's binaryen (108) is too old: its output fails
-/// to load in Chromium.
+/// Shrinks the wasm in place with the npm package binaryen's wasm-opt ([`node_tool`]). Debian's
+/// binaryen (108) is too old: its output fails to load in Chromium.
 fn optimise(wasm: &Path) -> Result<()> {
-    let wasm_opt = repo_root().join("tests/node_modules/.bin/wasm-opt");
-    if !wasm_opt.exists() {
-        println!(
-            "wasm-opt is missing ({}): installing it from the npm registry with the browser suite's tools",
-            rel(&wasm_opt).display()
-        );
-        if Command::new("npm").arg("--version").output().is_err() {
-            println!(
-                "warning: npm is missing, so wasm-opt cannot be installed: the wasm is unoptimised \
-                 (about a third larger). Install Node.js and npm, then build again."
-            );
-            return Ok(());
-        }
-        let mut npm = Command::new("npm");
-        npm.args(["ci", "--no-audit", "--no-fund", "--prefix"]).arg(repo_root().join("tests"));
-        crate::run_step("npm ci --prefix tests (for wasm-opt)", &mut npm)?;
-    }
+    let Some(wasm_opt) = node_tool("wasm-opt")? else {
+        println!("warning: the wasm is unoptimised (about a third larger)");
+        return Ok(());
+    };
     let before = fs::metadata(wasm)?.len();
     // Plain -Oz: `--all-features` would emit imports Chromium rejects.
     let mut cmd = Command::new(&wasm_opt);
@@ -204,19 +190,47 @@ fn optimise(wasm: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Prints raw and gzipped sizes of every file in www/ the page loads (html, css, js, wasm).
-fn print_sizes(www: &Path) -> Result<()> {
+/// A build tool from the browser suite's pinned npm packages (tests/package-lock.json):
+/// `tests/node_modules/.bin/NAME`. On a fresh clone it is not there yet: the packages are
+/// installed from the npm registry first (`npm ci --prefix tests`), so every build that serves or
+/// ships the page ships it optimised. `None` (with a warning) when npm itself is missing.
+pub fn node_tool(name: &str) -> Result<Option<PathBuf>> {
+    let tool = repo_root().join("tests/node_modules/.bin").join(name);
+    if tool.exists() {
+        return Ok(Some(tool));
+    }
+    println!(
+        "{name} is missing ({}): installing it from the npm registry with the browser suite's tools",
+        rel(&tool).display()
+    );
+    if Command::new("npm").arg("--version").output().is_err() {
+        println!("warning: npm is missing, so {name} cannot be installed. Install Node.js and npm, then build again.");
+        return Ok(None);
+    }
+    let mut npm = Command::new("npm");
+    npm.args(["ci", "--no-audit", "--no-fund", "--prefix"]).arg(repo_root().join("tests"));
+    crate::run_step(&format!("npm ci --prefix tests (for {name})"), &mut npm)?;
+    if !tool.exists() {
+        bail!("npm ci --prefix tests installed no {}", rel(&tool).display());
+    }
+    Ok(Some(tool))
+}
+
+/// Prints raw and gzipped sizes of every file the built pages may load (html, css, js, wasm), but
+/// the `unbundled` module sources (loaded only if something fetches one by URL).
+fn print_sizes(site: &Path, unbundled: &[PathBuf]) -> Result<()> {
     let mut files = Vec::new();
-    collect_page_files(www, &mut files)?;
+    collect_files(site, &mut files)?;
+    files.retain(|f| is_page_file(f) && !unbundled.iter().any(|u| site.join(u) == *f));
     files.sort();
-    println!("\nwhat the page loads ({}):", rel(www).display());
+    println!("\nwhat the pages may load ({}):", rel(site).display());
     println!("    {:<40} {:>12} {:>12}", "file", "raw", "gzip");
     let (mut total_raw, mut total_gzip) = (0, 0);
     for file in &files {
         let bytes = fs::read(file).with_context(|| format!("reading {}", file.display()))?;
         let raw = bytes.len() as u64;
         let gzip = gzipped_len(&bytes)?;
-        let mut name = file.strip_prefix(www).unwrap_or(file).display().to_string();
+        let mut name = file.strip_prefix(site).unwrap_or(file).display().to_string();
         // The paste module is fetched only when a reader pastes: not part of the page's load.
         if file.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(PASTE_NAME)) {
             name += " (on use)";
@@ -226,8 +240,9 @@ fn print_sizes(www: &Path) -> Result<()> {
         }
         println!("    {name:<40} {:>12} {:>12}", human(raw), human(gzip));
     }
-    println!("    {:<40} {:>12} {:>12}", "total", human(total_raw), human(total_gzip));
-    println!("total gzipped: {} ({total_gzip} bytes)", human(total_gzip));
+    println!("    {:<40} {:>12} {:>12}", "both pages, all but on use", human(total_raw), human(total_gzip));
+    println!("(what each page loads on opening is measured by the budget test in tests/lab.spec.mjs;");
+    println!(" {} module sources not bundled are copied as they are, loaded only if fetched by URL)", unbundled.len());
     Ok(())
 }
 
@@ -238,12 +253,13 @@ fn is_page_file(path: &Path) -> bool {
         && matches!(path.extension().and_then(|e| e.to_str()), Some("html" | "css" | "js" | "mjs" | "wasm"))
 }
 
-fn collect_page_files(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
+/// Every file under `dir`, recursively.
+pub fn collect_files(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
     for entry in fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
         let path = entry?.path();
         if path.is_dir() {
-            collect_page_files(&path, files)?;
-        } else if is_page_file(&path) {
+            collect_files(&path, files)?;
+        } else {
             files.push(path);
         }
     }

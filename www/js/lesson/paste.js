@@ -7,6 +7,7 @@
 import { PRESETS, WORKLOADS } from '../knee-lab.js';
 import { fillMetrics, formatNumber, formatPercent, formatRate, formatSeconds, nextTask, say } from './live.js';
 import { workloadConfig } from './sweeps.js';
+import { pkgUrl } from '../wasm.js';
 
 /** Simulated seconds before the example's first scrape, and between its two. */
 const EXAMPLE_WARMUP_S = 300;
@@ -22,7 +23,7 @@ let module = null;
  * reading stay out of the page's first load.
  */
 function loadPaste() {
-  module ??= import('../../pkg/kneelab_paste.js').then(async (m) => {
+  module ??= import(pkgUrl('kneelab_paste.js').href).then(async (m) => {
     await m.default();
     return m;
   });

@@ -1,0 +1,212 @@
+//! The page as it ships: `www/` (plain ES modules, the sources) bundled and minified by esbuild
+//! into `target/site/`, which `cargo xtask serve` serves and `cargo xtask dist` packs.
+//!
+//! Entry points are the module scripts the HTML pages load plus [`BY_URL`], the modules a host page
+//! or a test imports by their URL. Other sources are copied as they are, unused unless something
+//! fetches one by URL. esbuild follows every static and literal dynamic import from
+//! them, so a module the pages import is bundled with no list to keep; code-splitting keeps each
+//! entry at its own path, sharing one copy of what several entries import (so `/js/wasm.js`,
+//! imported by a test, is the very module the page's labs use). Lazily imported code becomes a
+//! chunk fetched on first use. wasm-bindgen's glue (`pkg/*.js`) is minified but not bundled: it
+//! finds its `.wasm` by its own URL, so it stays beside it.
+//!
+//! Bundled code that finds a file by `import.meta.url` must sit where its source did: such code
+//! lives in `js/wasm.js` (`pkgUrl`), whose code lands in `js/` (an entry there, or a chunk, which
+//! are all written to `js/`); the build refuses output elsewhere that reads `import.meta.url`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+use crate::{rel, repo_root};
+
+/// Modules imported by URL, besides the pages' own scripts: the package's (`knee-lab.js`,
+/// `wasm.js`) and the browser tests' (`format.js`, `lesson/sweeps.js`).
+const BY_URL: &[&str] = &["js/knee-lab.js", "js/wasm.js", "js/format.js", "js/lesson/sweeps.js"];
+
+/// Where bundled entries' shared code and lazy chunks go (relative to the output), at the depth
+/// of `js/wasm.js` so the relative URLs it computes from `import.meta.url` hold.
+const CHUNKS: &str = "js/[name]-[hash]";
+
+/// The built page, served by `cargo xtask serve`.
+pub fn site_dir() -> PathBuf {
+    repo_root().join("target").join("site")
+}
+
+/// Writes `www/` into [`site_dir`]: the pages' modules bundled and minified, CSS and the wasm
+/// glue minified, everything else copied. Without npm (so without esbuild) the sources are copied
+/// as they are, with a warning: the page works, heavier. Returns the site and the modules copied
+/// unbundled (relative to it).
+pub fn build_site(www: &Path, dev: bool) -> Result<(PathBuf, Vec<PathBuf>)> {
+    let out = site_dir();
+    if out.exists() {
+        fs::remove_dir_all(&out).with_context(|| format!("removing {}", out.display()))?;
+    }
+    fs::create_dir_all(&out)?;
+    let Some(esbuild) = crate::web::node_tool("esbuild")? else {
+        println!("warning: esbuild is missing, so the page is served unbundled and unminified (heavier)");
+        copy_tree(www, &out, &|_| true)?;
+        return Ok((out, Vec::new()));
+    };
+    let mut entries = BY_URL.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    for page in html_pages(www)? {
+        let html = fs::read_to_string(www.join(&page))?;
+        for src in module_scripts(&html) {
+            if !entries.contains(&src) {
+                entries.push(src);
+            }
+        }
+    }
+    bundle(&esbuild, www, &entries, &out, dev)?;
+    check_relative_urls(&out)?;
+    // CSS and the glue: minified one by one (no bundling: the glue must stay beside its wasm).
+    let mut minify = Vec::new();
+    let mut unbundled = Vec::new();
+    let mut files = Vec::new();
+    crate::web::collect_files(www, &mut files)?;
+    for file in &files {
+        let relative = file.strip_prefix(www).expect("collected under www/");
+        let name = relative.to_string_lossy().replace('\\', "/");
+        match file.extension().and_then(|e| e.to_str()) {
+            Some("css") => minify.push(name),
+            Some("js" | "mjs") if name.starts_with("pkg/") && !name.ends_with(".d.ts") => minify.push(name),
+            _ if name.ends_with(".d.ts") => {}
+            // The rest as it is, but for a module the bundle wrote (an entry). A module the pages
+            // fetch by URL rather than import (a worker, say) is still there, unbundled.
+            _ => {
+                let to = out.join(relative);
+                if to.exists() {
+                    continue;
+                }
+                if name.ends_with(".js") || name.ends_with(".mjs") {
+                    unbundled.push(relative.to_path_buf());
+                }
+                fs::create_dir_all(to.parent().expect("a file has a parent"))?;
+                fs::copy(file, &to).with_context(|| format!("copying {}", file.display()))?;
+            }
+        }
+    }
+    let mut cmd = Command::new(&esbuild);
+    cmd.current_dir(www).args(&minify).arg(format!("--outdir={}", out.display())).arg("--outbase=.");
+    if !dev {
+        cmd.arg("--minify");
+    }
+    cmd.arg("--log-level=warning");
+    crate::run_step("esbuild: minify the CSS and the wasm glue", &mut cmd)?;
+    Ok((out, unbundled))
+}
+
+/// Bundles `entries` (paths relative to `www`) into `out`, split and (unless `dev`) minified.
+pub fn bundle(esbuild: &Path, www: &Path, entries: &[String], out: &Path, dev: bool) -> Result<()> {
+    let mut cmd = Command::new(esbuild);
+    cmd.current_dir(www)
+        .args(entries)
+        .args(["--bundle", "--splitting", "--format=esm", "--outbase=."])
+        .arg(format!("--chunk-names={CHUNKS}"))
+        .arg(format!("--outdir={}", out.display()))
+        .arg("--log-level=warning");
+    if !dev {
+        cmd.arg("--minify");
+    }
+    crate::run_step(&format!("esbuild: bundle {} entries into {}", entries.len(), rel(out).display()), &mut cmd)
+}
+
+/// The `.html` files at the top of `www` (the pages).
+fn html_pages(www: &Path) -> Result<Vec<String>> {
+    let mut pages = Vec::new();
+    for entry in fs::read_dir(www)? {
+        let name = entry?.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".html") {
+            pages.push(name);
+        }
+    }
+    pages.sort();
+    Ok(pages)
+}
+
+/// The local `src` of each `<script type="module" src=...>` in `html`, relative to the page.
+fn module_scripts(html: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for tag in html.split("<script").skip(1) {
+        let tag = &tag[..tag.find('>').unwrap_or(tag.len())];
+        if !tag.contains("type=\"module\"") {
+            continue;
+        }
+        let Some(start) = tag.find("src=\"") else { continue };
+        let src = &tag[start + 5..];
+        let src = &src[..src.find('"').unwrap_or(src.len())];
+        if !src.contains(':') && !src.starts_with('/') {
+            found.push(src.trim_start_matches("./").to_string());
+        }
+    }
+    found
+}
+
+/// Refuses bundled output (all `out` holds yet) outside `js/` that reads `import.meta.url`: its
+/// relative URLs would resolve from somewhere its source did not live.
+fn check_relative_urls(out: &Path) -> Result<()> {
+    let mut files = Vec::new();
+    crate::web::collect_files(out, &mut files)?;
+    for file in files {
+        let relative = file.strip_prefix(out).expect("collected under the output");
+        let dir = relative.parent().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+        let is_js = file.extension().is_some_and(|e| e == "js");
+        if is_js && dir != "js" && fs::read_to_string(&file)?.contains("import.meta.url") {
+            bail!(
+                "{} reads import.meta.url but was bundled outside js/: find files through js/wasm.js's pkgUrl",
+                relative.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Copies the files of `from` that `keep` accepts into `to`, keeping their paths.
+pub fn copy_tree(from: &Path, to: &Path, keep: &dyn Fn(&Path) -> bool) -> Result<()> {
+    let mut files = Vec::new();
+    crate::web::collect_files(from, &mut files)?;
+    for file in files {
+        let relative = file.strip_prefix(from).expect("collected under the source");
+        if !keep(relative) {
+            continue;
+        }
+        let target = to.join(relative);
+        fs::create_dir_all(target.parent().expect("a file has a parent"))?;
+        fs::copy(&file, &target).with_context(|| format!("copying {}", file.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_pages_local_module_scripts() {
+        let html = r#"<script type="module" src="./main.js"></script>
+            <script src="classic.js"></script>
+            <script type="module" src="js/lab-page.js" defer></script>
+            <script type="module" src="https://example.com/x.js"></script>
+            <script type="module" src="/abs.js"></script>
+            <script type="module">inline()</script>"#;
+        assert_eq!(module_scripts(html), ["main.js", "js/lab-page.js"]);
+    }
+
+    #[test]
+    fn refuses_bundled_code_reading_its_url_outside_js() {
+        let out = std::env::temp_dir().join(format!("xtask-bundle-test-{}", std::process::id()));
+        fs::create_dir_all(out.join("js/lesson")).unwrap();
+        fs::write(out.join("js/chunk.js"), "new URL('../pkg/x.wasm', import.meta.url)").unwrap();
+        fs::write(out.join("main.js"), "import './js/chunk.js'").unwrap();
+        assert!(check_relative_urls(&out).is_ok());
+        for bad in ["main.js", "js/lesson/sweeps.js"] {
+            fs::write(out.join(bad), "fetch(new URL('x', import.meta.url))").unwrap();
+            let err = check_relative_urls(&out).unwrap_err().to_string();
+            assert!(err.contains("import.meta.url"), "{bad}: {err}");
+            fs::write(out.join(bad), "").unwrap();
+        }
+        fs::remove_dir_all(out).unwrap();
+    }
+}
