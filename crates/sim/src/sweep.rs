@@ -112,14 +112,17 @@ impl Default for SweepOptions {
     }
 }
 
-/// A sweep's loads when none are given (the CLI's `--loads` default and the wasm `sweep()`'s), as
-/// `FROM:TO:STEP`.
+/// A sweep's loads when none are given (the CLI's `--loads` default and the wasm `sweep()`'s):
+/// from, to, step.
+pub const DEFAULT_GRID: [f64; 3] = [0.1, 1.2, 0.05];
+/// [`DEFAULT_GRID`] as the CLI writes it, `FROM:TO:STEP` (a test holds the two together; the
+/// page's wasm does not parse it, which would link a float parser into it).
 pub const DEFAULT_LOADS: &str = "0.1:1.2:0.05";
 
-/// [`DEFAULT_LOADS`] as loads.
+/// [`DEFAULT_GRID`] as loads.
 pub fn default_loads() -> Vec<f64> {
-    let v: Vec<f64> = DEFAULT_LOADS.split(':').map(|x| x.parse().expect("DEFAULT_LOADS is three numbers")).collect();
-    load_grid(v[0], v[1], v[2]).expect("DEFAULT_LOADS is a valid grid")
+    let [from, to, step] = DEFAULT_GRID;
+    load_grid(from, to, step).expect("DEFAULT_GRID is a valid grid")
 }
 
 /// Loads `from..=to` in steps of `step` (the CLI's `0.1:1.2:0.05`), rounded to kill float drift.
@@ -399,5 +402,7 @@ mod tests {
         assert_eq!(loads.len(), 23);
         assert_eq!((loads[0], loads[22]), (0.1, 1.2));
         assert!(loads.windows(2).all(|w| (w[1] - w[0] - 0.05).abs() < 1e-12));
+        let written: Vec<f64> = super::DEFAULT_LOADS.split(':').map(|x| x.parse().unwrap()).collect();
+        assert_eq!(written, super::DEFAULT_GRID);
     }
 }
