@@ -177,6 +177,13 @@ impl Scenario {
         Scenario { load, offered_load: None, ..self.clone() }
     }
 
+    /// The traffic curve the engine follows: none, whatever the field holds, in a build without
+    /// the `traffic` feature (the page's wasm), so the thinning code is left out of it.
+    #[inline]
+    pub fn traffic(&self) -> Option<Traffic> {
+        if cfg!(feature = "traffic") { self.traffic } else { None }
+    }
+
     /// The offered arrival rate of an open loop.
     pub fn rate_rps(&self) -> Option<f64> {
         match self.load {

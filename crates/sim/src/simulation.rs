@@ -140,7 +140,8 @@ impl Simulation {
         };
         match scenario.load {
             Load::Open { rate_rps, .. } => {
-                if let Some(time_s) = next_open(&mut streams.gaps, gamma_gaps.as_ref(), rate_rps, scenario.traffic, 0.0)
+                if let Some(time_s) =
+                    next_open(&mut streams.gaps, gamma_gaps.as_ref(), rate_rps, scenario.traffic(), 0.0)
                 {
                     events.push(Arrival { time_s, user: OPEN_LOOP });
                 }
@@ -475,7 +476,8 @@ impl Simulation {
         self.record_gauges(arrival.time_s);
         match self.scenario.load {
             Load::Open { rate_rps, .. } => {
-                let (gaps, gamma, traffic) = (&mut self.streams.gaps, self.gamma_gaps.as_ref(), self.scenario.traffic);
+                let (gaps, gamma, traffic) =
+                    (&mut self.streams.gaps, self.gamma_gaps.as_ref(), self.scenario.traffic());
                 if let Some(time_s) = next_open(gaps, gamma, rate_rps, traffic, arrival.time_s) {
                     self.events.push(Arrival { time_s, user: OPEN_LOOP });
                 }

@@ -267,7 +267,7 @@ impl Outcome {
         let (users, rate, mode) = match scenario.load {
             // Under a traffic curve, the rate it offered over the measured window, on average.
             Load::Open { rate_rps, .. } => {
-                let over_window = scenario.traffic.map_or(1.0, |t| t.mean_factor(start, start + duration));
+                let over_window = scenario.traffic().map_or(1.0, |t| t.mean_factor(start, start + duration));
                 (None, Some(rate_rps * over_window), "open")
             }
             Load::Closed { users, .. } => (Some(users), None, "closed"),
