@@ -35,7 +35,7 @@ pub struct Config {
     pub run: RunConfig,
 }
 
-fn default_seed() -> u64 {
+pub(crate) fn default_seed() -> u64 {
     42
 }
 

@@ -38,6 +38,7 @@ pub mod dist;
 mod error;
 pub mod event;
 pub mod exposition;
+pub mod fleet;
 pub mod limits;
 pub mod recorder;
 pub mod sampling;
@@ -59,7 +60,7 @@ pub use error::ConfigError;
 pub use limits::{Limit, LimitKind, Limits, limits};
 pub use recorder::{QueuePoint, Seat, Snapshot, Trace};
 pub use scenario::{Load, Scenario, Slo};
-pub use simulation::{Options, Simulation};
+pub use simulation::{Finished, Options, Simulation};
 pub use sizing::{SizeInput, Sizing, SizingBasis, size};
 pub use stats::Stat;
 pub use summary::{

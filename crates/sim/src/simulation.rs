@@ -80,7 +80,7 @@ impl Streams {
     }
 }
 
-fn splitmix64(mut z: u64) -> u64 {
+pub(crate) fn splitmix64(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -126,6 +126,26 @@ pub struct Simulation {
     state: State,
     /// Requests finishing in the step just run, as `(seq, slot)` (kept to reuse its buffer).
     finishing: Vec<(u64, u32)>,
+    /// Fed by a router ([`Simulation::routed`]): arrivals come only from [`Simulation::push_arrival`].
+    routed: bool,
+    /// No decode jump ends later than the first step ending at or after this time (a fleet's
+    /// next event), so a router sees the replica as it is then.
+    horizon_s: f64,
+    /// Requests finished since the last [`Simulation::take_finished`] (routed replicas only).
+    finished_log: Vec<Finished>,
+}
+
+/// A request a routed replica finished: what a fleet needs to judge it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Finished {
+    /// When it arrived.
+    pub arrival_s: f64,
+    /// When its last token came.
+    pub end_s: f64,
+    /// Time to first token.
+    pub ttft_s: f64,
+    /// Time per output token after the first (0 for a one-token answer).
+    pub tpot_s: f64,
 }
 
 impl Simulation {
@@ -188,7 +208,41 @@ impl Simulation {
             steps: 0,
             state: State::Running,
             finishing: Vec::new(),
+            routed: false,
+            horizon_s: f64::INFINITY,
+            finished_log: Vec::new(),
         }
+    }
+
+    /// A replica of a fleet: no arrivals of its own (the scenario's load is ignored), every
+    /// request measured, and the run never ends by itself; a router hands it requests with
+    /// [`Simulation::push_arrival`] and reads what finished with [`Simulation::take_finished`].
+    pub fn routed(scenario: &Scenario, options: Options) -> Self {
+        let scenario = Scenario {
+            load: Load::Open { rate_rps: 1.0, burstiness: 1.0 },
+            requests: u64::MAX,
+            warmup: 0,
+            ..scenario.clone()
+        };
+        let mut sim = Simulation::new(&scenario, options);
+        sim.events = EventQueue::default();
+        sim.routed = true;
+        sim
+    }
+
+    /// Hands a routed replica a request arriving at `time_s` (at or after the last one).
+    pub fn push_arrival(&mut self, time_s: f64) {
+        self.events.push(Arrival { time_s, user: OPEN_LOOP });
+    }
+
+    /// Sets the time no decode jump may run past (see the field); the jumps stay exact.
+    pub fn set_horizon(&mut self, t_s: f64) {
+        self.horizon_s = t_s;
+    }
+
+    /// Moves the requests finished since the last call into `out` (routed replicas only).
+    pub fn take_finished(&mut self, out: &mut Vec<Finished>) {
+        out.append(&mut self.finished_log);
     }
 
     /// Simulated time now.
@@ -323,7 +377,12 @@ impl Simulation {
     /// `t_s` stays idle (the step in progress at `t_s` still runs to its end).
     pub fn advance_to(&mut self, t_s: f64) {
         while self.state == State::Running && self.now_s < t_s {
-            if self.batch.in_system() == 0 && self.events.peek_time().is_some_and(|t| t > t_s) {
+            // Idle until an arrival after `t_s`; a routed replica with none waits for the router.
+            let idle = match self.events.peek_time() {
+                Some(t) => t > t_s,
+                None => self.routed,
+            };
+            if self.batch.in_system() == 0 && idle {
                 break;
             }
             if !self.step() {
@@ -474,6 +533,9 @@ impl Simulation {
             join_d: 0,
         });
         self.record_gauges(arrival.time_s);
+        if self.routed {
+            return;
+        }
         match self.scenario.load {
             Load::Open { rate_rps, .. } => {
                 let (gaps, gamma, traffic) =
@@ -518,6 +580,9 @@ impl Simulation {
             && let Some(t_arrival) = self.events.peek_time()
         {
             k = k.min(steps_until(start, t_arrival, d0, g, k));
+        }
+        if self.horizon_s.is_finite() {
+            k = k.min(steps_until(start, self.horizon_s, d0, g, k));
         }
         Jump { steps: k.max(1), first_s: d0, growth_s: g }
     }
@@ -658,6 +723,10 @@ impl Simulation {
                 let tpot = (r.output > 1).then(|| (e2e - ttft) / (r.output - 1) as f64);
                 let queue = r.first_scheduled_s - r.arrival_s;
                 self.recorder.complete(ttft, tpot, e2e, queue, r.prompt, r.output);
+                if self.routed {
+                    let f = Finished { arrival_s: r.arrival_s, end_s: end, ttft_s: ttft, tpot_s: tpot.unwrap_or(0.0) };
+                    self.finished_log.push(f);
+                }
                 let front = self.scenario.frontend;
                 self.recorder.client(front.ttft_s(ttft, r.prompt), front.e2e_s(e2e, r.prompt, r.output));
                 if traced {
