@@ -5,6 +5,11 @@
 //! Shape, not colour alone, tells the kinds apart: waiting requests are circles, prefilling
 //! seats are striped squares, decoding seats solid squares, free seats empty outlines; every
 //! part carries its vLLM name and count as text.
+//!
+//! Played step after step (`step`, `phase`), it also shows what moves: arrivals sliding into the
+//! back of the queue, each request's TTFT clock (an arc that closes at the SLO, then a thick
+//! ring once the SLO is exceeded: a shape, not only a colour), preempted requests crossed at the
+//! front of the queue, and completions leaving as diamonds.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -26,6 +31,35 @@ pub enum SeatKind {
     Idle,
 }
 
+/// How far a request's TTFT clock has run, as a share of the TTFT SLO.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum TtftClock {
+    /// Not shown.
+    #[default]
+    Off,
+    /// Still waiting for its first token: the time since arrival over the SLO (past 1: late).
+    Running(f64),
+    /// Its first token came: the TTFT it got over the SLO (past 1: it was late).
+    Done(f64),
+}
+
+impl TtftClock {
+    fn late(self) -> bool {
+        matches!(self, TtftClock::Running(x) | TtftClock::Done(x) if x > 1.0)
+    }
+}
+
+/// Which engine iteration is shown.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepLabel {
+    /// Its number in the run.
+    pub index: u64,
+    /// When it started (simulated seconds).
+    pub t_s: f64,
+    /// How long it took.
+    pub duration_s: f64,
+}
+
 /// What the replica chart shows.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReplicaData {
@@ -43,6 +77,20 @@ pub struct ReplicaData {
     pub prefill_tokens: u32,
     /// KV cache in use, 0-1.
     pub kv_usage: f64,
+    /// The iteration, when played step by step.
+    pub step: Option<StepLabel>,
+    /// Each seat's TTFT clock (parallel to `seats`; empty: none shown).
+    pub seat_clocks: Vec<TtftClock>,
+    /// The TTFT clocks of the first waiting requests, front first.
+    pub waiting_clocks: Vec<TtftClock>,
+    /// Requests that joined the queue since the last step (the newest at its back).
+    pub arrived: u32,
+    /// Requests preempted in this step (now at the front of the queue).
+    pub preempted: u32,
+    /// Requests that finished in this step and leave.
+    pub completed: u32,
+    /// How far through the step the picture is, 0-1: arrivals slide in, completions leave.
+    pub phase: f64,
 }
 
 /// The most seats drawn one by one; a larger cap is drawn as its first this many with a note.
@@ -68,19 +116,38 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &ReplicaDat
     let mut y = pad;
     let sw = f.px(10.0);
     let mut x = left;
-    let items: [(&str, u8); 4] = [("waiting", 0), ("prefilling", 1), ("decoding", 2), ("free seat", 3)];
-    for (label, shape) in items {
+    let clocks = !data.seat_clocks.is_empty() || !data.waiting_clocks.is_empty();
+    let items: [(&str, u8); 6] =
+        [("waiting", 0), ("prefilling", 1), ("decoding", 2), ("free seat", 3), ("TTFT clock", 5), ("over TTFT SLO", 6)];
+    let late_c = t.series.vermillion;
+    for (label, shape) in items.into_iter().filter(|&(_, shape)| clocks || shape < 5) {
         let w = sw + f.px(5.0) + text_width(label, font) + f.px(14.0);
         if x > left && x + w > right {
             x = left;
             y += line;
         }
         let (cx, cy) = (x + sw / 2, y + line / 2);
-        mark(area, &f, shape, (cx - sw / 2, cy - sw / 2), sw, [waiting_c, prefill, decode, t.grid])?;
+        let at = (cx - sw / 2, cy - sw / 2);
+        match shape {
+            5 => clock(area, &f, at, sw, TtftClock::Running(0.6), t.text, late_c)?,
+            6 => clock(area, &f, at, sw, TtftClock::Running(1.5), t.text, late_c)?,
+            _ => mark(area, &f, shape, at, sw, [waiting_c, prefill, decode, t.grid])?,
+        }
         text(label, (x + sw + f.px(5.0), cy), HPos::Left, VPos::Center)?;
         x += w;
     }
     y += line + gap / 2;
+    if let Some(step) = data.step {
+        let label = format!(
+            "engine step {} at {:.3} s, lasting {:.1} ms",
+            thousands(step.index.min(u64::from(u32::MAX)) as u32),
+            step.t_s,
+            step.duration_s * 1e3
+        );
+        text(&label, (left, y), HPos::Left, VPos::Top)?;
+        y += line + gap / 2;
+    }
+    let phase = if data.phase.is_finite() { data.phase.clamp(0.0, 1.0) } else { 1.0 };
 
     // Seats in rows of 16; wide, the waiting queue sits to their left (a third of the width),
     // narrow, above them. Circles and squares share one cell size.
@@ -94,14 +161,31 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &ReplicaDat
     let marks = [waiting_c, prefill, decode, t.grid];
 
     // The waiting queue: one circle per request, front first, as many as fit, then "+N".
-    text(&format!("num_requests_waiting {}", data.waiting), (left, y), HPos::Left, VPos::Top)?;
+    let queue_label = match data.arrived {
+        0 => format!("num_requests_waiting {}", data.waiting),
+        n => format!("num_requests_waiting {} ({n} new)", data.waiting),
+    };
+    text(&queue_label, (left, y), HPos::Left, VPos::Top)?;
     let queue_top = y + line;
     let per_row = (queue_w / cell).max(1);
     let queue_rows = if f.narrow { 2 } else { seat_rows.max(2) };
     let room = (per_row * queue_rows - 1).max(1) as u32;
     let shown = if data.waiting > room + 1 { room } else { data.waiting };
+    let newest = data.waiting.saturating_sub(data.arrived);
     for i in 0..shown as i32 {
-        mark(area, &f, 0, (left + (i % per_row) * cell, queue_top + (i / per_row) * cell), size, marks)?;
+        let mut at = (left + (i % per_row) * cell, queue_top + (i / per_row) * cell);
+        if i as u32 >= newest {
+            // A newcomer slides in from the back of the row.
+            let back = left + queue_w - cell;
+            at.0 += (f64::from((back - at.0).max(0)) * (1.0 - phase)).round() as i32;
+        }
+        mark(area, &f, 0, at, size, marks)?;
+        if (i as u32) < data.preempted {
+            cross(area, &f, at, size, t.text)?;
+        }
+        if let Some(&c) = data.waiting_clocks.get(i as usize) {
+            clock(area, &f, at, size, c, t.text, late_c)?;
+        }
     }
     if shown < data.waiting {
         let i = shown as i32;
@@ -133,11 +217,32 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &ReplicaDat
             None => 3,
         };
         mark(area, &f, shape, at, size, marks)?;
+        if let Some(&c) = data.seat_clocks.get(i as usize) {
+            clock(area, &f, at, size, c, t.text, late_c)?;
+        }
     }
     y = (grid_top + seat_rows * cell).max(queue_bottom);
     if seats_drawn < data.max_num_seqs {
         text(&format!("(first {seats_drawn} of {} seats)", data.max_num_seqs), (seats_x, y), HPos::Left, VPos::Top)?;
         y += line;
+    }
+    if data.preempted > 0 || data.completed > 0 || data.step.is_some() {
+        // Who left the batch this step: finished (diamonds sliding out) or preempted (crossed,
+        // now at the front of the queue).
+        let done = format!("finished {}", data.completed);
+        let label = match data.preempted {
+            0 => done,
+            n if f.narrow => format!("{done}, preempted {n} (to queue front)"),
+            n => format!("{done}, preempted {n} (recompute, back to the front of the queue)"),
+        };
+        text(&label, (left, y + gap / 2), HPos::Left, VPos::Top)?;
+        let x0 = left + text_width(&label, font) + f.px(8.0);
+        let travel = (f64::from((right - x0 - size).max(0)) * phase).round() as i32;
+        for i in 0..data.completed.min(8) as i32 {
+            let at = (x0 + i * cell + travel.min((right - x0 - (i + 1) * cell).max(0)), y + gap / 2);
+            diamond(area, at, size, decode)?;
+        }
+        y += line + gap / 2;
     }
     y += gap;
 
@@ -231,4 +336,62 @@ fn mark<DB: DrawingBackend>(
         }
         _ => area.draw(&Rectangle::new([at, b], free.stroke_width(f.stroke(1.0)))),
     }
+}
+
+/// A request's TTFT clock over its mark: an arc from twelve o'clock that closes at the SLO, then
+/// a thick ring once it is past it (shape and weight, not only colour, say "late").
+fn clock<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    f: &Frame,
+    at: (i32, i32),
+    size: i32,
+    clock: TtftClock,
+    hand: RGBColor,
+    late: RGBColor,
+) -> DrawResult<DB> {
+    let c = (at.0 + size / 2, at.1 + size / 2);
+    let r = size / 2 + f.px(2.0);
+    if clock.late() {
+        return area.draw(&Circle::new(c, r, late.stroke_width(f.stroke(2.5))));
+    }
+    let TtftClock::Running(x) = clock else {
+        return Ok(());
+    };
+    let x = if x.is_finite() { x.clamp(0.0, 1.0) } else { 0.0 };
+    let n = (x * 24.0).ceil() as i32;
+    let points: Vec<(i32, i32)> = (0..=n)
+        .map(|i| {
+            let a = std::f64::consts::TAU * x * f64::from(i) / f64::from(n.max(1)) - std::f64::consts::FRAC_PI_2;
+            (c.0 + (f64::from(r) * a.cos()).round() as i32, c.1 + (f64::from(r) * a.sin()).round() as i32)
+        })
+        .collect();
+    if points.len() > 1 {
+        area.draw(&PathElement::new(points, hand.stroke_width(f.stroke(1.25))))?;
+    }
+    Ok(())
+}
+
+/// A cross over a mark: a preempted request.
+fn cross<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    f: &Frame,
+    at: (i32, i32),
+    size: i32,
+    color: RGBColor,
+) -> DrawResult<DB> {
+    let style = color.stroke_width(f.stroke(1.5));
+    let (a, b) = (at, (at.0 + size, at.1 + size));
+    area.draw(&PathElement::new(vec![a, b], style))?;
+    area.draw(&PathElement::new(vec![(a.0, b.1), (b.0, a.1)], style))
+}
+
+/// A filled diamond: a request leaving with its last token.
+fn diamond<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    at: (i32, i32),
+    size: i32,
+    color: RGBColor,
+) -> DrawResult<DB> {
+    let (h, cx, cy) = (size / 2, at.0 + size / 2, at.1 + size / 2);
+    area.draw(&Polygon::new(vec![(cx, cy - h), (cx + h, cy), (cx, cy + h), (cx - h, cy)], color.filled()))
 }

@@ -58,7 +58,7 @@ pub use config::{
 };
 pub use error::ConfigError;
 pub use limits::{Limit, LimitKind, Limits, limits};
-pub use recorder::{QueuePoint, Seat, Snapshot, Trace};
+pub use recorder::{MAX_TRACED_SEATS, MAX_TRACED_STEPS, QueuePoint, Seat, Snapshot, StepWindow, Trace};
 pub use scenario::{Load, Scenario, Slo};
 pub use simulation::{Finished, Options, Simulation};
 pub use sizing::{SizeInput, Sizing, SizingBasis, size};

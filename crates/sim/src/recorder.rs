@@ -103,7 +103,27 @@ pub struct Recorder {
     pub traces: Vec<Trace>,
     /// The replica during one step, when asked for.
     pub snapshot: Option<Snapshot>,
+    /// Every engine iteration of a window of the run, when asked for (`Options::step_trace`).
+    pub step_trace: Vec<Snapshot>,
+    /// Seats recorded in `step_trace` so far (its memory bound, with [`MAX_TRACED_SEATS`]).
+    pub step_trace_seats: usize,
 }
+
+/// Which engine iterations to record, one [`Snapshot`] each: the first `steps` to start once
+/// more than `after_arrivals` requests have arrived. A jump over identical decode steps is
+/// recorded as its steps, one by one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StepWindow {
+    /// Requests to arrive before the window opens.
+    pub after_arrivals: u64,
+    /// Iterations to record (at most [`MAX_TRACED_STEPS`]).
+    pub steps: u32,
+}
+
+/// The most iterations a step trace keeps.
+pub const MAX_TRACED_STEPS: usize = 20_000;
+/// The most seats a step trace keeps in all (a wide batch fills it before `MAX_TRACED_STEPS`).
+pub const MAX_TRACED_SEATS: usize = 1_000_000;
 
 /// The replica during one engine step: its seats, its queue, the step's token budget and its KV
 /// cache, for a picture of the engine at one instant.
@@ -129,6 +149,19 @@ pub struct Snapshot {
     pub decode_tokens: u32,
     /// Prompt tokens this step prefills (chunks).
     pub prefill_tokens: u32,
+    /// The engine iteration's number in the run (a jump over `k` decode steps counts `k`).
+    pub index: u64,
+    /// How long the step took.
+    pub duration_s: f64,
+    /// Requests admitted from the waiting queue into this step, by arrival index.
+    pub admitted: Vec<u64>,
+    /// Requests preempted while forming it (sent back to the front of the queue).
+    pub preempted: Vec<u64>,
+    /// Requests that emitted their last token in this step and left.
+    pub completed: Vec<u64>,
+    /// Requests that joined the waiting queue since the step before began, as `(arrival index,
+    /// arrival time)` (some may be admitted into this very step).
+    pub arrived: Vec<(u64, f64)>,
 }
 
 /// One running request during the step.
@@ -147,6 +180,10 @@ pub struct Seat {
     pub step_tokens: u32,
     /// Whether those tokens are prefill (the prompt, or a preempted request's recomputation).
     pub prefill: bool,
+    /// When it arrived (its TTFT clock starts there).
+    pub arrival_s: f64,
+    /// When its first token came out, if it has by the start of this step.
+    pub first_token_s: Option<f64>,
 }
 
 impl Recorder {

@@ -11,7 +11,7 @@ use crate::batch::{Batch, COHORT_MIN_RUNNING, Request, StepPlan};
 use crate::config::ThinkDist;
 use crate::error::ConfigError;
 use crate::event::{Arrival, EventQueue, OPEN_LOOP};
-use crate::recorder::{Recorder, Seat, Snapshot, Trace};
+use crate::recorder::{MAX_TRACED_SEATS, MAX_TRACED_STEPS, Recorder, Seat, Snapshot, StepWindow, Trace};
 use crate::sampling::{Gamma, Stream};
 use crate::scenario::{Load, Scenario};
 use crate::summary::Outcome;
@@ -31,6 +31,9 @@ pub struct Options {
     pub snapshot_after: Option<u64>,
     /// ...and has at least this many requests waiting.
     pub snapshot_min_waiting: u32,
+    /// Record every engine iteration of a window of the run (`None`: none, and the loop pays
+    /// one branch a step). The run itself is the same either way, bit for bit.
+    pub step_trace: Option<StepWindow>,
     /// Work budget in request-visits (see [`MAX_WORK`]); a run that needs more stops with
     /// `truncated: true`.
     pub max_work: u64,
@@ -46,6 +49,8 @@ pub struct Options {
 pub const MAX_WORK: u64 = 150_000_000;
 /// What one step costs beyond visiting its requests, in the same units.
 const STEP_WORK: u64 = 16;
+/// Waiting requests whose waits a [`Snapshot`] lists (the queue's length is whole).
+const WAITING_SHOWN: usize = 64;
 /// Default cap on requests in the system at once.
 pub const MAX_IN_SYSTEM: usize = 1_000_000;
 
@@ -57,6 +62,7 @@ impl Default for Options {
             trace_from: 0,
             snapshot_after: None,
             snapshot_min_waiting: 0,
+            step_trace: None,
             max_work: MAX_WORK,
             max_in_system: MAX_IN_SYSTEM,
             cohort: true,
@@ -133,6 +139,10 @@ pub struct Simulation {
     horizon_s: f64,
     /// Requests finished since the last [`Simulation::take_finished`] (routed replicas only).
     finished_log: Vec<Finished>,
+    /// While a step trace is asked for: arrivals not yet given to a traced step.
+    arrivals: Vec<(u64, f64)>,
+    /// Whether the step being finished is traced (its completions are recorded).
+    tracing: bool,
 }
 
 /// A request a routed replica finished: what a fleet needs to judge it.
@@ -211,6 +221,8 @@ impl Simulation {
             routed: false,
             horizon_s: f64::INFINITY,
             finished_log: Vec::new(),
+            arrivals: Vec::new(),
+            tracing: false,
         }
     }
 
@@ -349,6 +361,17 @@ impl Simulation {
         }
         let jump = self.plan_jump(start);
         let (k, end) = (jump.steps, start + jump_s(jump.steps, jump.first_s, jump.growth_s));
+        let traced_from = self.recorder.step_trace.len();
+        if let Some(window) = self.options.step_trace {
+            self.tracing = self.arrived > window.after_arrivals
+                && traced_from < (window.steps as usize).min(MAX_TRACED_STEPS)
+                && self.recorder.step_trace_seats < MAX_TRACED_SEATS;
+            if self.tracing {
+                self.trace_step(start, jump, window);
+            } else {
+                self.arrivals.clear();
+            }
+        }
         // A step's cost: a pass over its requests, plus a fixed overhead (arrivals, bookkeeping).
         self.work += self.plan.seqs() + STEP_WORK;
         self.steps += k;
@@ -358,6 +381,10 @@ impl Simulation {
         // Arrivals during the step join the queue at their own times; none can join this step.
         self.admit_arrivals(end);
         self.finish_step(start, end, jump);
+        if self.tracing {
+            self.trace_arrivals(traced_from);
+            self.tracing = false;
+        }
         self.now_s = end;
         if self.state == State::Running
             && (self.work > self.options.max_work || self.batch.in_system() > self.options.max_in_system)
@@ -418,7 +445,17 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     fn snapshot(&self, start: f64) -> Option<Snapshot> {
-        const WAITING_SHOWN: usize = 64;
+        let snapshot = self.step_snapshot(start, self.plan_jump_first_s());
+        (snapshot.prefill_tokens > 0).then_some(snapshot)
+    }
+
+    /// The first step time of the step just formed.
+    fn plan_jump_first_s(&self) -> f64 {
+        self.scenario.cost.step_s(self.plan.tokens, self.plan.seqs(), self.plan.context)
+    }
+
+    /// The step just formed, starting at `start` and lasting `duration_s`.
+    fn step_snapshot(&self, start: f64, duration_s: f64) -> Snapshot {
         let b = &self.batch;
         let seats: Vec<Seat> = b
             .running
@@ -434,21 +471,28 @@ impl Simulation {
                 // A decode computes the KV of the one token before the next: a request with more
                 // than that to compute is prefilling (its prompt, or a preempted one's recompute).
                 let prefill = tokens > 0 && r.prompt + emitted - computed > 1;
-                Seat { id: r.id, prompt: r.prompt, output: r.output, emitted, step_tokens: tokens, prefill }
+                Seat {
+                    id: r.id,
+                    prompt: r.prompt,
+                    output: r.output,
+                    emitted,
+                    step_tokens: tokens,
+                    prefill,
+                    arrival_s: r.arrival_s,
+                    first_token_s: (emitted > 0).then_some(r.first_token_s),
+                }
             })
             .collect();
-        let prefill_tokens: u32 = seats.iter().filter(|s| s.prefill).map(|s| s.step_tokens).sum();
-        if prefill_tokens == 0 {
-            return None;
-        }
+        let prefill_tokens = seats.iter().filter(|s| s.prefill).map(|s| s.step_tokens).sum();
         let decode_tokens = seats.iter().filter(|s| !s.prefill).map(|s| s.step_tokens).sum();
-        Some(Snapshot {
+        let id = |slot: &u32| b.slots[*slot as usize].id;
+        let admitted = seats.len() - self.plan.admitted as usize;
+        Snapshot {
             t_s: start,
             max_num_seqs: self.scenario.engine.max_num_seqs,
             max_num_batched_tokens: self.scenario.engine.max_num_batched_tokens,
             kv_blocks: self.scenario.engine.kv_blocks,
             kv_blocks_used: b.kv_used,
-            seats,
             waiting: b.waiting.len() as u32,
             waiting_s: b
                 .waiting
@@ -458,7 +502,87 @@ impl Simulation {
                 .collect(),
             decode_tokens,
             prefill_tokens,
-        })
+            index: self.steps,
+            duration_s,
+            // Admissions are pushed at the back of the running order; preempted requests at the
+            // front of the queue.
+            admitted: seats[admitted..].iter().map(|s| s.id).collect(),
+            preempted: b.waiting.iter().take(self.plan.preempted as usize).map(id).collect(),
+            completed: Vec::new(),
+            arrived: Vec::new(),
+            seats,
+        }
+    }
+
+    /// Records the step just formed, and each of the identical decode steps a jump stands for
+    /// (as far as the window goes).
+    #[cold]
+    #[inline(never)]
+    fn trace_step(&mut self, start: f64, jump: Jump, window: StepWindow) {
+        let Jump { steps: k, first_s: d0, growth_s: g } = jump;
+        let mut first = self.step_snapshot(start, d0);
+        // Who joined the queue since the last step began (all of them are in it by now).
+        first.arrived = std::mem::take(&mut self.arrivals);
+        let room = (window.steps as usize).min(MAX_TRACED_STEPS) - self.recorder.step_trace.len();
+        let b = &self.batch;
+        let block = self.scenario.engine.block_size_tokens;
+        let mut steps = Vec::with_capacity(k.min(room as u64) as usize);
+        for j in 1..k.min(room as u64) {
+            // Step j of the jump: every seat has emitted j more tokens; the cohort's members and
+            // the explicit decoders open KV blocks as their contexts cross block boundaries.
+            let explicit_blocks: u64 = self
+                .plan
+                .scheduled
+                .iter()
+                .map(|s| {
+                    let r = &b.slots[s.slot as usize];
+                    u64::from((r.computed + j as u32 + 1).div_ceil(block).saturating_sub(r.blocks))
+                })
+                .sum();
+            let next = Snapshot {
+                t_s: start + jump_s(j, d0, g),
+                duration_s: d0 + j as f64 * g,
+                index: first.index + j,
+                kv_blocks_used: first.kv_blocks_used + b.cohort.crossings_after(j + 1) + explicit_blocks,
+                seats: first.seats.iter().map(|s| Seat { emitted: s.emitted + j as u32, ..*s }).collect(),
+                waiting_s: first.waiting_s.iter().map(|w| w + jump_s(j, d0, g)).collect(),
+                admitted: Vec::new(),
+                preempted: Vec::new(),
+                arrived: Vec::new(),
+                ..first.clone()
+            };
+            steps.push(next);
+        }
+        steps.insert(0, first);
+        self.recorder.step_trace_seats += steps.iter().map(|s| s.seats.len()).sum::<usize>();
+        self.recorder.step_trace.append(&mut steps);
+    }
+
+    /// Gives the arrivals during a traced jump to the steps of it they came before, counting
+    /// them into those steps' queues (the rest wait for the next step).
+    #[cold]
+    #[inline(never)]
+    fn trace_arrivals(&mut self, from: usize) {
+        let steps = &mut self.recorder.step_trace[from..];
+        let Some(first) = steps.first() else {
+            return;
+        };
+        let (start, waiting, waits) = (first.t_s, first.waiting, first.waiting_s.clone());
+        let mut next = 0;
+        for step in steps.iter_mut().skip(1) {
+            let t = step.t_s;
+            let came = next;
+            while next < self.arrivals.len() && self.arrivals[next].1 <= t {
+                next += 1;
+            }
+            step.arrived.extend_from_slice(&self.arrivals[came..next]);
+            step.waiting = waiting + next as u32;
+            // The newcomers wait at the back of the queue, behind those listed.
+            step.waiting_s = waits.iter().map(|w| w + (t - start)).collect();
+            let room = WAITING_SHOWN.saturating_sub(step.waiting_s.len());
+            step.waiting_s.extend(self.arrivals[..next].iter().take(room).map(|&(_, at)| t - at));
+        }
+        self.arrivals.drain(..next);
     }
 
     fn record_gauges(&mut self, t: f64) {
@@ -497,6 +621,9 @@ impl Simulation {
             return;
         }
         let measured = id >= sc.warmup && id < sc.requests;
+        if self.options.step_trace.is_some() {
+            self.arrivals.push((id, arrival.time_s));
+        }
         if id == sc.warmup {
             self.recorder.start_window(arrival.time_s);
         }
@@ -717,6 +844,11 @@ impl Simulation {
                 self.recorder.window_completions += 1;
             }
             let (user, measured, traced) = (r.user, r.measured, r.traced);
+            if self.tracing
+                && let Some(step) = self.recorder.step_trace.last_mut()
+            {
+                step.completed.push(r.id);
+            }
             if measured {
                 let ttft = r.first_token_s - r.arrival_s;
                 let e2e = end - r.arrival_s;

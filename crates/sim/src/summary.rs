@@ -170,6 +170,8 @@ pub struct Outcome {
     pub traces: Vec<Trace>,
     /// The replica during one step, if asked for (`Options::snapshot_after`).
     pub snapshot: Option<Snapshot>,
+    /// Every engine iteration of the window asked for (`Options::step_trace`), in order.
+    pub step_trace: Vec<Snapshot>,
     /// The gauges when the run stopped, as a `/metrics` scrape would read them then.
     pub final_state: FinalState,
     /// Simulated time when the run stopped.
@@ -347,6 +349,7 @@ impl Outcome {
             series: rec.series.unwrap_or_default(),
             traces: rec.traces,
             snapshot: rec.snapshot,
+            step_trace: rec.step_trace,
         }
     }
 

@@ -318,6 +318,7 @@ pub fn replica_data(s: &Snapshot) -> replica::ReplicaData {
         decode_tokens: s.decode_tokens,
         prefill_tokens: s.prefill_tokens,
         kv_usage: if s.kv_blocks > 0 { s.kv_blocks_used as f64 / s.kv_blocks as f64 } else { 0.0 },
+        ..replica::ReplicaData::default()
     }
 }
 

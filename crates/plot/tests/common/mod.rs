@@ -224,6 +224,7 @@ pub fn replica_data() -> ReplicaData {
         decode_tokens: 40,
         prefill_tokens: 2008,
         kv_usage: 0.27,
+        ..ReplicaData::default()
     }
 }
 
