@@ -32,6 +32,14 @@ fn every_example_gives_its_stored_summary() {
     expect_test::expect_file!["golden/burst.json"].assert_eq(&run_example("burst"));
     // Written by the request-by-request engine before the lazy cohort: the preemption path.
     expect_test::expect_file!["golden/kv-tight.json"].assert_eq(&run_example("kv-tight"));
+    // The fleet's totals (a fleet config, run by `kneelab fleet`).
+    let fleet = Command::new(env!("CARGO_BIN_EXE_kneelab"))
+        .current_dir(root())
+        .args(["fleet", "examples/fleet.json"])
+        .output()
+        .unwrap();
+    assert!(fleet.status.success());
+    expect_test::expect_file!["golden/fleet.txt"].assert_eq(&String::from_utf8(fleet.stdout).unwrap());
     // ...and those are every example there is.
     let mut names: Vec<String> = std::fs::read_dir(root().join("examples"))
         .unwrap()
@@ -40,7 +48,7 @@ fn every_example_gives_its_stored_summary() {
     names.sort();
     assert_eq!(
         names,
-        ["burst", "chat", "closed-loop", "kv-tight", "mm1", "rag"],
+        ["burst", "chat", "closed-loop", "fleet", "kv-tight", "mm1", "rag"],
         "a new example needs a golden summary here"
     );
 }
