@@ -22,6 +22,16 @@ pub struct Loaded {
 /// Reads, parses and validates the config at `path` (`-` = stdin). Every failure is one
 /// [`CliError`] naming the path and, for a bad config, the field.
 pub fn load(path: &Path) -> Result<Loaded, CliError> {
+    let (text, source) = read(path)?;
+    let config = parse(&text).map_err(|e| match e {
+        ParseError::Empty => CliError::input(format!("{source}: is empty; expected a JSON config object ({{ ... }})")),
+        ParseError::Config(e) => CliError::config(&source, &e),
+    })?;
+    Ok(Loaded { config, source })
+}
+
+/// The text at `path` (`-` = stdin) and the name to use in messages about it.
+pub fn read(path: &Path) -> Result<(String, String), CliError> {
     let (text, source) = if path == Path::new("-") {
         (read_limited(io::stdin().lock()), "<stdin>".to_string())
     } else {
@@ -29,11 +39,7 @@ pub fn load(path: &Path) -> Result<Loaded, CliError> {
         (File::open(path).and_then(read_limited), source)
     };
     let text = text.map_err(|e| CliError::input(format!("{source}: cannot read the config: {}", describe(&e))))?;
-    let config = parse(&text).map_err(|e| match e {
-        ParseError::Empty => CliError::input(format!("{source}: is empty; expected a JSON config object ({{ ... }})")),
-        ParseError::Config(e) => CliError::config(&source, &e),
-    })?;
-    Ok(Loaded { config, source })
+    Ok((text, source))
 }
 
 /// Why a config text was rejected.

@@ -6,6 +6,7 @@
 
 mod calibrate;
 mod error;
+mod fleet;
 mod input;
 mod probe;
 mod run;
@@ -54,6 +55,7 @@ enum Command {
     Calibrate(calibrate::CalibrateArgs),
     ServeMetrics(serve_metrics::ServeMetricsArgs),
     Probe(probe::ProbeArgs),
+    Fleet(fleet::FleetArgs),
 }
 
 fn main() -> ExitCode {
@@ -68,6 +70,7 @@ fn main() -> ExitCode {
         Command::Calibrate(args) => calibrate::run(&args),
         Command::ServeMetrics(args) => serve_metrics::run(&args),
         Command::Probe(args) => probe::run(&args),
+        Command::Fleet(args) => fleet::run(&args),
     };
     match result.and_then(|out| emit(&out)) {
         Ok(()) => ExitCode::SUCCESS,
@@ -94,7 +97,7 @@ fn clap_error(e: clap::Error) -> ExitCode {
             ExitCode::SUCCESS
         }
         ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => CliError::input(
-            "a subcommand is required: run, sweep, size, calibrate, serve-metrics or probe; see kneelab --help",
+            "a subcommand is required: run, sweep, size, calibrate, serve-metrics, probe or fleet; see kneelab --help",
         )
         .report(),
         _ => {

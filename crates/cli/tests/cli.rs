@@ -288,7 +288,8 @@ fn every_example_runs() {
     for want in ["chat.json", "closed-loop.json", "mm1.json", "rag.json"] {
         assert!(names.iter().any(|n| n == want), "examples/{want} is missing");
     }
-    for name in names {
+    // A fleet config is run by `kneelab fleet` (tested below).
+    for name in names.into_iter().filter(|n| !n.starts_with("fleet")) {
         let path = format!("examples/{name}");
         let out = kneelab(&["run", &path], None);
         assert_eq!(out.status.code(), Some(0), "{path}: {}", stderr(&out));
@@ -517,5 +518,30 @@ fn run_takes_the_load_as_vllm_bench_serve_does() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn fleet_prints_totals_and_its_series_and_names_a_bad_field() {
+    let out = kneelab(&["fleet", "examples/fleet.json"], None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for line in ["SLO attainment", "GPU-hours", "per 1,000 good requests"] {
+        assert!(text.contains(line), "{text}");
+    }
+    let csv = kneelab(&["fleet", "examples/fleet.json", "--format", "csv"], None);
+    let rows = String::from_utf8_lossy(&csv.stdout);
+    assert!(rows.starts_with("t_s,offered_rps,"), "{rows}");
+    assert_eq!(rows.lines().count(), 1 + 360);
+    for (config, field) in [
+        (r#"{"autoscaler": {"scale_up": 0}}"#, "autoscaler.scale_up"),
+        (r#"{"autoscaler": {"min_replicas": 5, "max_replicas": 2}}"#, "autoscaler.min_replicas"),
+        (r#"{"autoscaler": {"cold_start_s": 1e9}}"#, "autoscaler.cold_start_s"),
+        (r#"{"router": {"policy": "fastest"}}"#, "router.policy"),
+    ] {
+        let out = kneelab(&["fleet", "-"], Some(config));
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(field) && err.lines().count() == 1, "{err}");
     }
 }

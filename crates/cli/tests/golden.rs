@@ -34,6 +34,14 @@ fn every_example_gives_its_stored_summary() {
     expect_test::expect_file!["golden/day.json"].assert_eq(&run_example("day"));
     // Written by the request-by-request engine before the lazy cohort: the preemption path.
     expect_test::expect_file!["golden/kv-tight.json"].assert_eq(&run_example("kv-tight"));
+    // The fleet's totals (a fleet config, run by `kneelab fleet`).
+    let fleet = Command::new(env!("CARGO_BIN_EXE_kneelab"))
+        .current_dir(root())
+        .args(["fleet", "examples/fleet.json"])
+        .output()
+        .unwrap();
+    assert!(fleet.status.success());
+    expect_test::expect_file!["golden/fleet.txt"].assert_eq(&String::from_utf8(fleet.stdout).unwrap());
     // ...and those are every example there is.
     let mut names: Vec<String> = std::fs::read_dir(root().join("examples"))
         .unwrap()
@@ -42,7 +50,7 @@ fn every_example_gives_its_stored_summary() {
     names.sort();
     assert_eq!(
         names,
-        ["burst", "chat", "closed-loop", "day", "kv-tight", "mm1", "rag"],
+        ["burst", "chat", "closed-loop", "day", "fleet", "kv-tight", "mm1", "rag"],
         "a new example needs a golden summary here"
     );
 }

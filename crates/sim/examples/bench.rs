@@ -180,6 +180,34 @@ fn main() {
     let rag_scenario = Scenario::new(&rag).unwrap();
     requests_per_s("rag, llama-3-8b-a100, 64 seqs, load 0.9", &rag_scenario, reps);
 
+    // A fleet day: 16 chat replicas, least outstanding routing, 80% of their capacity, 200,000
+    // requests (the rate and length set from one replica's capacity, outside the timing).
+    let fleet_day = {
+        use kneelab_sim::fleet::{AutoscalerConfig, FleetConfig, FleetRunConfig, Signal, TrafficConfig, TrafficShape};
+        let base = FleetConfig { workload: WorkloadConfig::preset(WorkloadPreset::Chat), ..FleetConfig::default() };
+        let rate = 0.8 * 16.0 * kneelab_sim::fleet::Fleet::new(&base).unwrap().replica_capacity_rps();
+        FleetConfig {
+            traffic: TrafficConfig { shape: TrafficShape::Constant, base_rps: rate, ..TrafficConfig::default() },
+            autoscaler: AutoscalerConfig {
+                signal: Signal::None,
+                min_replicas: 16,
+                max_replicas: 16,
+                ..AutoscalerConfig::default()
+            },
+            run: FleetRunConfig { duration_s: 200_000.0 / rate, ..FleetRunConfig::default() },
+            ..base
+        }
+    };
+    let mut fleet_requests = 0;
+    let t_fleet = median_time(reps, || {
+        fleet_requests = std::hint::black_box(kneelab_sim::fleet::run_fleet(&fleet_day).unwrap()).totals.requests;
+    });
+    println!(
+        "{:<44} {:>8.1} ms ({fleet_requests} requests; the aim: at most 1 s)",
+        "fleet day, 16 chat replicas, load 0.8",
+        t_fleet.as_secs_f64() * 1e3
+    );
+
     // Capacity measurement alone.
     let t_cap = median_time(reps, || {
         std::hint::black_box(capacity::measure(&rag_scenario));

@@ -521,6 +521,18 @@ impl Config {
     /// syntax error. A leading UTF-8 byte-order mark is skipped, and a key given twice in one
     /// object is an error (JSON leaves it undefined; silently keeping the last would hide a typo).
     pub fn from_json(text: &str) -> Result<Config, ConfigError> {
+        from_json(text)
+    }
+
+    /// The config as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a Config always serializes")
+    }
+}
+
+/// Parses a JSON object into one of the schema's types, naming the field of the first problem.
+pub(crate) fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, ConfigError> {
+    {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         if !text.trim_start().starts_with('{') {
             // Valid JSON that is not an object, or not JSON at all: say which.
@@ -530,12 +542,12 @@ impl Config {
             });
         }
         let mut de = serde_json::Deserializer::from_str(text);
-        let config: Config = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let config: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
             if e.inner().is_syntax() || e.inner().is_eof() {
                 // serde_json calls some type errors syntax errors (a number where an enum's
                 // word goes): if the text is valid JSON, find the field through a parsed value.
                 return match serde_json::from_str::<serde_json::Value>(text) {
-                    Ok(value) => type_error(value),
+                    Ok(value) => type_error::<T>(value),
                     Err(e) => syntax_error(&e),
                 };
             }
@@ -551,16 +563,11 @@ impl Config {
         de.end().map_err(|e| syntax_error(&e))?;
         Ok(config)
     }
-
-    /// The config as pretty JSON.
-    pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("a Config always serializes")
-    }
 }
 
 /// The error of deserializing a parsed value, with its field path.
-fn type_error(value: serde_json::Value) -> ConfigError {
-    match serde_path_to_error::deserialize::<_, Config>(value) {
+fn type_error<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> ConfigError {
+    match serde_path_to_error::deserialize::<_, T>(value) {
         Ok(_) => ConfigError::new("", "the config could not be read"),
         Err(e) => ConfigError::new(path_of(e.path()), e.into_inner().to_string()),
     }

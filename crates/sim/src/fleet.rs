@@ -315,6 +315,11 @@ fn check(path: &str, v: f64, min: f64, max: f64, min_inclusive: bool) -> Result<
 }
 
 impl FleetConfig {
+    /// Parses a fleet config, naming the field of the first problem (unknown fields rejected).
+    pub fn from_json(text: &str) -> Result<FleetConfig, ConfigError> {
+        crate::config::from_json(text)
+    }
+
     /// The one-replica config every replica runs (its load and run length unused).
     pub fn replica_config(&self) -> Config {
         Config {
