@@ -378,7 +378,7 @@ pub struct Schema {
     /// How many of the labelled readouts, in order, a lab shows by default.
     pub default_metrics: usize,
     /// The charts a lab can show (its `panels`), in the order it shows them.
-    pub panels: [&'static str; 8],
+    pub panels: [&'static str; 7],
     /// The charts a lab shows when none are asked for.
     pub default_panels: [&'static str; 3],
     /// The replica player: its speeds and the iterations it traces.
@@ -404,7 +404,7 @@ pub const REPLICA_SPEEDS: [f64; 5] = [0.01, 0.03, 0.1, 0.3, 1.0];
 pub const REPLICA_STEPS: u32 = 1500;
 
 /// The charts a lab can show, by the name its `panels` attribute and its wasm `draw` use.
-pub const PANELS: [&str; 8] = ["latency", "throughput", "queue", "timeline", "goodput", "limits", "tail", "replica"];
+pub const PANELS: [&str; 7] = ["latency", "throughput", "queue", "timeline", "goodput", "limits", "tail"];
 
 /// The charts a lab shows when none are asked for.
 pub const DEFAULT_PANELS: [&str; 3] = ["latency", "throughput", "queue"];

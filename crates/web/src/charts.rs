@@ -403,8 +403,7 @@ mod tests {
         let mut lab = Lab::new(schema::lesson_config(WorkloadPreset::Rag, LoadConfig::default(), 600)).unwrap();
         lab.run_point().unwrap();
         lab.sweep_step().unwrap();
-        // The replica panel is the player's (`ReplicaPlayer`), drawn step by step, not the lab's.
-        for name in schema::PANELS.into_iter().filter(|&p| p != "replica") {
+        for name in schema::PANELS {
             assert!(ChartData::of(&mut lab, name, latency::YScale::Linear).is_some(), "{name}");
         }
         assert!(schema::DEFAULT_PANELS.iter().all(|p| schema::PANELS.contains(p)));
