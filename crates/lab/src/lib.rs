@@ -271,9 +271,7 @@ impl Lab {
             return Ok(());
         }
         let config = &self.config;
-        let at_load =
-            Config { load: LoadConfig { offered_load: Some(self.load), ..config.load.clone() }, ..config.clone() };
-        let scenario = Scenario::with_capacity(&at_load, capacity)?;
+        let scenario = self.scenario_at_load(capacity)?;
         let measured = scenario.requests.saturating_sub(scenario.warmup);
         let trace_from = u32::try_from(measured.saturating_sub(u64::from(TRACED)) / 2).unwrap_or(0);
         let options = Options { series: true, trace_requests: TRACED, trace_from, ..Options::default() };
@@ -284,6 +282,22 @@ impl Lab {
         };
         self.point = Some(Point { load: self.load, mode: config.load.mode, outcome, open_at_same_throughput });
         Ok(())
+    }
+
+    /// The slider's run, as a scenario (the replica player traces its first iterations); `None`
+    /// until the capacity is measured, or at load 0.
+    pub fn point_scenario(&self) -> Result<Option<Scenario>, ConfigError> {
+        match self.capacity() {
+            Some(capacity) if self.load > 0.0 => self.scenario_at_load(capacity).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    fn scenario_at_load(&self, capacity: Capacity) -> Result<Scenario, ConfigError> {
+        let config = &self.config;
+        let at_load =
+            Config { load: LoadConfig { offered_load: Some(self.load), ..config.load.clone() }, ..config.clone() };
+        Scenario::with_capacity(&at_load, capacity)
     }
 
     /// The current run, if it matches the current mode and load.

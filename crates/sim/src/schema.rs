@@ -381,7 +381,27 @@ pub struct Schema {
     pub panels: [&'static str; 7],
     /// The charts a lab shows when none are asked for.
     pub default_panels: [&'static str; 3],
+    /// The replica player: its speeds and the iterations it traces.
+    pub replica: ReplicaPlayer,
 }
+
+/// The replica player's settings (the `replica` panel).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ReplicaPlayer {
+    /// Speeds offered, in simulated seconds per real second.
+    pub speeds: &'static [f64],
+    /// The speed it starts at.
+    pub speed: f64,
+    /// Engine iterations traced, from the start of the run.
+    pub steps: u32,
+}
+
+/// The replica player's speeds (simulated s per real s): a 15 ms step lasts 1.5 s at the slowest.
+pub const REPLICA_SPEEDS: [f64; 5] = [0.01, 0.03, 0.1, 0.3, 1.0];
+
+/// Engine iterations the replica player traces from a run's start: long enough for a queue to
+/// build at capacity, a few seconds of simulated time.
+pub const REPLICA_STEPS: u32 = 1500;
 
 /// The charts a lab can show, by the name its `panels` attribute and its wasm `draw` use.
 pub const PANELS: [&str; 7] = ["latency", "throughput", "queue", "timeline", "goodput", "limits", "tail"];
@@ -471,6 +491,7 @@ pub fn schema() -> Schema {
         default_metrics: DEFAULT_METRICS,
         panels: PANELS,
         default_panels: DEFAULT_PANELS,
+        replica: ReplicaPlayer { speeds: &REPLICA_SPEEDS, speed: REPLICA_SPEEDS[1], steps: REPLICA_STEPS },
     }
 }
 

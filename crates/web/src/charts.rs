@@ -322,6 +322,30 @@ pub fn replica_data(s: &Snapshot) -> replica::ReplicaData {
     }
 }
 
+/// An iteration of a step trace as the played replica chart draws it, `phase` (0-1) of the way
+/// through: the TTFT clocks run to that instant, against `ttft_slo_s`.
+pub fn replica_step_data(s: &Snapshot, ttft_slo_s: f64, phase: f64) -> replica::ReplicaData {
+    let now = s.t_s + phase.clamp(0.0, 1.0) * s.duration_s;
+    let share = |t: f64| t / ttft_slo_s;
+    replica::ReplicaData {
+        step: Some(replica::StepLabel { index: s.index, t_s: s.t_s, duration_s: s.duration_s }),
+        seat_clocks: s
+            .seats
+            .iter()
+            .map(|seat| match seat.first_token_s {
+                Some(first) => replica::TtftClock::Done(share(first - seat.arrival_s)),
+                None => replica::TtftClock::Running(share(now - seat.arrival_s)),
+            })
+            .collect(),
+        waiting_clocks: s.waiting_s.iter().map(|w| replica::TtftClock::Running(share(w + (now - s.t_s)))).collect(),
+        arrived: s.arrived.len() as u32,
+        preempted: s.preempted.len() as u32,
+        completed: s.completed.len() as u32,
+        phase,
+        ..replica_data(s)
+    }
+}
+
 /// Requests the timeline shows: this many consecutive ones.
 pub const TIMELINE_SHOWN: usize = 6;
 
@@ -384,6 +408,31 @@ mod tests {
         }
         assert!(schema::DEFAULT_PANELS.iter().all(|p| schema::PANELS.contains(p)));
         assert!(ChartData::of(&mut lab, "pie", latency::YScale::Linear).is_none());
+    }
+
+    #[test]
+    fn a_traced_step_runs_its_clocks_to_the_phase() {
+        use kneelab_sim::Seat;
+        let seat = |id, first_token_s| Seat { id, arrival_s: 1.0, first_token_s, step_tokens: 1, ..Seat::default() };
+        let step = Snapshot {
+            t_s: 2.0,
+            duration_s: 1.0,
+            index: 7,
+            seats: vec![seat(1, Some(1.5)), seat(2, None)],
+            waiting: 1,
+            waiting_s: vec![0.25],
+            arrived: vec![(3, 1.75)],
+            completed: vec![1],
+            ..Snapshot::default()
+        };
+        let (start, end) = (replica_step_data(&step, 2.0, 0.0), replica_step_data(&step, 2.0, 1.0));
+        use replica::TtftClock::{Done, Running};
+        assert_eq!(start.seat_clocks, [Done(0.25), Running(0.5)]);
+        assert_eq!(end.seat_clocks, [Done(0.25), Running(1.0)]);
+        assert_eq!(start.waiting_clocks, [Running(0.125)]);
+        assert_eq!(end.waiting_clocks, [Running(0.625)]);
+        assert_eq!((start.arrived, start.completed, start.preempted), (1, 1, 0));
+        assert_eq!(start.step.map(|s| s.index), Some(7));
     }
 
     #[test]

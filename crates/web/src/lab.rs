@@ -7,6 +7,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::boundary::{self, Fault, Kind, core as js_error};
 use crate::charts::{self, ChartData};
+use crate::replica::ReplicaPlayer;
 use crate::{readouts, to_js};
 
 /// One knee lab: owns the current config and draws into the canvases it is given.
@@ -112,6 +113,15 @@ impl Lab {
     pub fn metrics_text(&mut self, model_name: JsValue) -> Result<String, Fault> {
         let model_name = boundary::string(&model_name, "model_name")?;
         Ok(self.lab()?.point().map(|p| exposition::prometheus_text(&p.outcome, &model_name)).unwrap_or_default())
+    }
+
+    /// The replica player (the `replica` panel) at the slider's load: the first iterations of
+    /// the run the readouts come from. Throws (`kind: state`) before the capacity is measured.
+    #[wasm_bindgen(js_name = replicaPlayer)]
+    pub fn replica_player(&mut self) -> Result<ReplicaPlayer, Fault> {
+        let scenario = self.lab()?.point_scenario().map_err(js_error)?;
+        let scenario = scenario.ok_or_else(|| Fault::general(Kind::State, "no run at this load yet"))?;
+        ReplicaPlayer::of(&scenario)
     }
 
     /// Draws the latency chart on a log axis (`true`) or a linear one from 0 (`false`).

@@ -24,7 +24,7 @@ pub use job::SweepJob;
 pub use lab::Lab;
 #[cfg(feature = "paste")]
 pub use paste::Paste;
-pub use replica::ReplicaView;
+pub use replica::{ReplicaPlayer, ReplicaView};
 
 /// Runs once when the module is instantiated: route Rust panics to the browser console.
 #[wasm_bindgen(start)]
