@@ -17,6 +17,8 @@ mod job;
 mod lab;
 #[cfg(feature = "paste")]
 mod paste;
+#[cfg(feature = "player")]
+mod player;
 mod readouts;
 mod replica;
 
@@ -24,7 +26,9 @@ pub use job::SweepJob;
 pub use lab::Lab;
 #[cfg(feature = "paste")]
 pub use paste::Paste;
-pub use replica::{ReplicaPlayer, ReplicaView};
+#[cfg(feature = "player")]
+pub use player::ReplicaPlayer;
+pub use replica::ReplicaView;
 
 /// Runs once when the module is instantiated: route Rust panics to the browser console.
 #[wasm_bindgen(start)]
