@@ -6,6 +6,7 @@
 // `theme="light"` or `theme="dark"` picks a scheme; `auto` (the default) follows the OS.
 
 import SCHEMA from '../pkg/kneelab_schema.js';
+import { PLAYER_CSS } from './replica-player.js';
 
 const scheme = (name, t, rest) =>
   `color-scheme: ${name}; --kl-bg: ${t.bg}; --kl-fg: ${t.fg}; --kl-muted: ${t.muted}; --kl-grid: ${t.grid}; ${rest}`;
@@ -92,4 +93,4 @@ figure.wide canvas { height: 300px; }
   .readouts { grid-template-columns: repeat(2, 1fr); }
   .readouts dd { font-size: 17px; }
 }
-`);
+${PLAYER_CSS}`);

@@ -9,7 +9,7 @@
 // think-time-s, burstiness, kv-cache-tokens, requests, seed, knee-rule (attainment | p99), latency-scale
 // (linear | log), theme (auto | light | dark: auto follows the OS; the --kl-* custom properties
 // restyle chrome and charts, see knee-lab-style.js); panels (latency throughput queue timeline
-// goodput limits tail), controls (load mode engine slo knee model) and metrics (readout names, see METRIC_LABELS)
+// goodput limits tail replica: the replica player, see replica-player.js), controls (load mode engine slo knee model) and metrics (readout names, see METRIC_LABELS)
 // pick what is shown. A value that cannot be read (empty, not a decimal number, out of range, an
 // unknown name) is an error on the page naming the attribute, and the setting keeps its last
 // good value; removing an attribute restores the default.
@@ -28,6 +28,7 @@
 import { discardKneelab, isTrap, kneelabEvents, kneelabGeneration, kneelabNote, loadKneelab } from './wasm.js';
 import { formatMetric, formatPercent, formatRate, formatSeconds } from './format.js';
 import { labSheet } from './knee-lab-style.js';
+import { PLAYER_PANEL, ReplicaPlayer, playerMarkup } from './replica-player.js';
 import SCHEMA from '../pkg/kneelab_schema.js';
 
 /** The page's settings, stated once in Rust (`kneelab_sim::schema`, written out by the build). */
@@ -338,7 +339,7 @@ function template(id) {
       <figcaption>Every request's TTFT, sorted: the median at the left, the slowest one in a thousand at the right. Dashed, the
         sweep's runs at <span id="tail-loads"></span>; solid, the slider's load. The axes stay put while you drag, so the two loads
         compare by eye.</figcaption>
-    </figure>
+    </figure>${playerMarkup()}
     <figure data-panel="goodput">
       <canvas id="chart-goodput" role="img" aria-label="Goodput against the TTFT SLO"></canvas>
       <figcaption>Goodput at the slider's load for every TTFT SLO (TPOT SLO held); throughput does not care.</figcaption>
@@ -385,6 +386,9 @@ export function describeLimits(r) {
 let instances = 0;
 
 /** Keeps the newest `max` entries of a timings list (a long session should not grow it forever). */
+/** Quiet time after the last change before the replica player traces the new point, in ms. */
+const PLAYER_SETTLE_MS = 120;
+
 function pushCapped(list, value, max = 1000) {
   list.push(value);
   if (list.length > max) list.splice(0, list.length - max);
@@ -442,12 +446,21 @@ export class KneeLab extends HTMLElement {
   };
   /** Measured latencies in ms: `input` (slider input to readout), `param` (change to all charts). */
   timings = { input: [], param: [] };
+  /** The `replica` panel's player (replica-player.js). */
+  #player;
+  /** Whether the player's trace is older than the current point (rebuilt once input pauses). */
+  #playerStale = true;
+  #playerTimer = 0;
 
   constructor() {
     super();
     const root = this.attachShadow({ mode: 'open' });
     root.adoptedStyleSheets = [labSheet];
     root.innerHTML = template(`kl${++instances}`);
+    this.#player = new ReplicaPlayer(root, {
+      colours: () => this.#colours(),
+      onError: (err) => this.#crashed(err) || this.#showError(err),
+    });
     this.#ready = new Promise((resolve, reject) => {
       this.#resolveReady = resolve;
       this.#rejectReady = reject;
@@ -675,6 +688,7 @@ export class KneeLab extends HTMLElement {
     cancelAnimationFrame(this.#frame);
     clearTimeout(this.#liveTimer);
     this.#frame = 0;
+    this.#dropPlayer();
     try {
       this.#lab.free();
     } catch {
@@ -853,6 +867,7 @@ export class KneeLab extends HTMLElement {
       cancelAnimationFrame(this.#frame);
       this.#frame = 0;
     }
+    this.#dropPlayer();
     const dead = this.#lab;
     this.#lab = null;
     try {
@@ -891,6 +906,44 @@ export class KneeLab extends HTMLElement {
       this.#pendingApply = true; // applied on the next connect
     }
     this.#settle();
+  }
+
+  // --- the replica player ------------------------------------------------------------------------
+
+  /**
+   * Traces the current point for the player once input has paused (a trace is a few thousand
+   * engine steps: not worth redoing on every frame of a drag).
+   */
+  #schedulePlayer() {
+    clearTimeout(this.#playerTimer);
+    this.#playerTimer = setTimeout(() => {
+      this.#playerTimer = 0;
+      if (!this.#alive() || !this.#panels.includes(PLAYER_PANEL) || !this.#playerStale) return;
+      if (this.#pointDirty || (this.#sweeping && !this.#measured)) return this.#schedulePlayer();
+      let source;
+      try {
+        source = this.#lab.replicaPlayer();
+      } catch (err) {
+        if (this.#crashed(err)) return;
+        if (err.kind !== 'state') this.#showError(err);
+        return; // no point yet: the next render asks again
+      }
+      this.#playerStale = false;
+      this.#player.setSource(source);
+      this.dispatchEvent(new CustomEvent('kneelab-player', { detail: { steps: this.#player.length }, bubbles: true, composed: true }));
+    }, PLAYER_SETTLE_MS);
+  }
+
+  #dropPlayer() {
+    clearTimeout(this.#playerTimer);
+    this.#playerTimer = 0;
+    this.#playerStale = true;
+    this.#player.clear();
+  }
+
+  /** The replica player (the `replica` panel): `length`, `index`, `playing`, `play()`, `step(n)`, ... */
+  get player() {
+    return this.#player;
   }
 
   // --- scheduling ------------------------------------------------------------------------------
@@ -978,6 +1031,7 @@ export class KneeLab extends HTMLElement {
         if (this.#sweeping && !this.#measured) return;
         this.#pointDirty = false;
         this.#readouts = this.#lab.runPoint();
+        this.#playerStale = true;
       } else {
         this.#readouts = this.#lab.readouts();
       }
@@ -1014,6 +1068,11 @@ export class KneeLab extends HTMLElement {
     const lab = this.#lab;
     const log = this.#state.latencyScale === 'log';
     for (const panel of this.#panels) {
+      if (panel === PLAYER_PANEL) {
+        if (this.#playerStale) this.#schedulePlayer();
+        else this.#player.redraw();
+        continue;
+      }
       try {
         lab.setLatencyLog(log); // throws only if the module died
         lab.draw(panel, root.getElementById(`chart-${panel}`), dark, chrome);

@@ -91,6 +91,11 @@ pub struct ReplicaData {
     pub completed: u32,
     /// How far through the step the picture is, 0-1: arrivals slide in, completions leave.
     pub phase: f64,
+    /// `num_requests_waiting` over the whole run (the most in each of equal stretches of it),
+    /// drawn as a strip under the picture with `history_at` marked (empty: no strip).
+    pub history: Vec<u32>,
+    /// The stretch of `history` the shown step is in.
+    pub history_at: usize,
 }
 
 /// The most seats drawn one by one; a larger cap is drawn as its first this many with a note.
@@ -283,7 +288,58 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &ReplicaDat
     let kw = (kv * f64::from(width)).round() as i32;
     area.draw(&Rectangle::new([(left, y), (left + kw, y + bar_h)], t.series.reddish_purple.mix(0.6).filled()))?;
     area.draw(&Rectangle::new([(left, y), (right, y + bar_h)], t.axis.stroke_width(stroke)))?;
+    if !data.history.is_empty() {
+        history(area, &f, (left, y + bar_h + gap), width, data, waiting_c)?;
+    }
     Ok(())
+}
+
+/// The queue over the run: `num_requests_waiting` per stretch as a filled strip (each pixel
+/// column the most waiting among its stretches), its peak as text, and the shown step as a
+/// vertical line with a triangle over it.
+fn history<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    f: &Frame,
+    (left, top): (i32, i32),
+    width: i32,
+    data: &ReplicaData,
+    color: RGBColor,
+) -> DrawResult<DB> {
+    let t = f.theme;
+    let font = f.small_font();
+    let line = (font * 1.35).ceil() as i32;
+    let steps = data.history.len();
+    let peak = data.history.iter().copied().max().unwrap_or(0);
+    let label = if f.narrow {
+        format!("waiting over the run (peak {}), this step marked", thousands(peak))
+    } else {
+        format!("num_requests_waiting over the whole run (peak {}); the triangle marks this step", thousands(peak))
+    };
+    let style = f.text(font, t.text).pos(Pos::new(HPos::Left, VPos::Top));
+    area.draw(&Text::new(label, (left, top), style))?;
+    let (y0, h) = (top + line + f.px(6.0), f.px(36.0));
+    let bottom = y0 + h;
+    let cols = width.max(1) as usize;
+    let scale = f64::from(peak.max(1));
+    for col in 0..cols {
+        let (a, b) = (col * steps / cols, ((col + 1) * steps / cols).max(col * steps / cols + 1).min(steps));
+        let most = data.history[a.min(steps - 1)..b.max(a.min(steps - 1) + 1)].iter().copied().max().unwrap_or(0);
+        if most > 0 {
+            let top = bottom - (f64::from(most) / scale * f64::from(h)).round().max(1.0) as i32;
+            let x = left + col as i32;
+            area.draw(&Rectangle::new([(x, top), (x + 1, bottom)], color.mix(0.75).filled()))?;
+        }
+    }
+    area.draw(&PathElement::new(vec![(left, bottom), (left + width, bottom)], t.axis.stroke_width(f.stroke(1.0))))?;
+    let at = data.history_at.min(steps - 1);
+    let x = left + ((at as f64 + 0.5) / steps as f64 * f64::from(width)).round() as i32;
+    let hand = t.text.stroke_width(f.stroke(1.5));
+    area.draw(&PathElement::new(vec![(x, y0 - f.px(2.0)), (x, bottom)], hand))?;
+    let tri = f.px(4.0);
+    area.draw(&Polygon::new(
+        vec![(x - tri, y0 - f.px(6.0)), (x + tri, y0 - f.px(6.0)), (x, y0 - f.px(1.0))],
+        t.text.filled(),
+    ))
 }
 
 /// A filled box with diagonal white stripes: prefill, told apart from decode by shape.

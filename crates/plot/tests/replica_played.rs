@@ -76,6 +76,29 @@ fn a_late_request_gets_a_ring_and_an_early_one_an_arc() {
 }
 
 #[test]
+fn the_queue_strip_marks_the_shown_step_and_names_its_peak() {
+    let history: Vec<u32> = (0..600).map(|i| (i / 20) % 7).collect();
+    for (css, narrow) in [(NARROW, true), (WIDE, false)] {
+        let with = |at| ReplicaData { history: history.clone(), history_at: at, ..played(0.5) };
+        let (early, late) = (
+            svg(&Chart::Replica(with(10)), css, Style::light(1.0)),
+            svg(&Chart::Replica(with(560)), css, Style::light(1.0)),
+        );
+        let want = if narrow {
+            "waiting over the run (peak 6), this step marked"
+        } else {
+            "num_requests_waiting over the whole run (peak 6); the triangle marks this step"
+        };
+        assert!(texts(&early).iter().any(|t| t == want), "{css:?}: no {want:?}");
+        // The cursor moves; the strip does not.
+        assert_ne!(early, late);
+        assert_eq!(count(&early, "rect"), count(&late, "rect"));
+        let without = svg(&Chart::Replica(played(0.5)), css, Style::light(1.0));
+        assert!(count(&early, "rect") > count(&without, "rect") + 100, "one bar per busy pixel column");
+    }
+}
+
+#[test]
 fn odd_inputs_never_panic() {
     for phase in [f64::NAN, -1.0, 2.0, f64::INFINITY] {
         let data = ReplicaData {
@@ -83,6 +106,8 @@ fn odd_inputs_never_panic() {
             arrived: 1000,
             preempted: 1000,
             completed: 1000,
+            history: vec![0, u32::MAX, 3],
+            history_at: usize::MAX,
             ..played(phase)
         };
         for css in [NARROW, WIDE, (40, 30)] {

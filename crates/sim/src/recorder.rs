@@ -110,12 +110,14 @@ pub struct Recorder {
 }
 
 /// Which engine iterations to record, one [`Snapshot`] each: the first `steps` to start once
-/// more than `after_arrivals` requests have arrived. A jump over identical decode steps is
+/// more than `after_arrivals` requests have arrived, at or after `after_s`. A jump over identical decode steps is
 /// recorded as its steps, one by one.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StepWindow {
     /// Requests to arrive before the window opens.
     pub after_arrivals: u64,
+    /// Simulated time before which no step is recorded.
+    pub after_s: f64,
     /// Iterations to record (at most [`MAX_TRACED_STEPS`]).
     pub steps: u32,
 }

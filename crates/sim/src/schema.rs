@@ -378,7 +378,7 @@ pub struct Schema {
     /// How many of the labelled readouts, in order, a lab shows by default.
     pub default_metrics: usize,
     /// The charts a lab can show (its `panels`), in the order it shows them.
-    pub panels: [&'static str; 7],
+    pub panels: [&'static str; 8],
     /// The charts a lab shows when none are asked for.
     pub default_panels: [&'static str; 3],
     /// The replica player: its speeds and the iterations it traces.
@@ -388,6 +388,8 @@ pub struct Schema {
 /// The replica player's settings (the `replica` panel).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ReplicaPlayer {
+    /// The panel it plays (drawn by the player, not by the lab's `draw`).
+    pub panel: &'static str,
     /// Speeds offered, in simulated seconds per real second.
     pub speeds: &'static [f64],
     /// The speed it starts at.
@@ -397,14 +399,20 @@ pub struct ReplicaPlayer {
 }
 
 /// The replica player's speeds (simulated s per real s): a 15 ms step lasts 1.5 s at the slowest.
-pub const REPLICA_SPEEDS: [f64; 5] = [0.01, 0.03, 0.1, 0.3, 1.0];
+pub const REPLICA_SPEEDS: [f64; 6] = [0.01, 0.03, 0.1, 0.3, 1.0, 3.0];
 
-/// Engine iterations the replica player traces from a run's start: long enough for a queue to
-/// build at capacity, a few seconds of simulated time.
-pub const REPLICA_STEPS: u32 = 1500;
+/// Engine iterations the replica player traces at a time (a window of the run; it traces the
+/// next window when play or the scrubber leaves this one).
+pub const REPLICA_STEPS: u32 = 1000;
+
+/// Bins of the player's queue strip: the most requests waiting in each stretch of the run.
+pub const REPLICA_HISTORY_BINS: usize = 600;
+
+/// The panel the replica player draws, step by step (one of [`PANELS`]).
+pub const PLAYER_PANEL: &str = "replica";
 
 /// The charts a lab can show, by the name its `panels` attribute and its wasm `draw` use.
-pub const PANELS: [&str; 7] = ["latency", "throughput", "queue", "timeline", "goodput", "limits", "tail"];
+pub const PANELS: [&str; 8] = ["latency", "throughput", "queue", "timeline", "goodput", "limits", "tail", "replica"];
 
 /// The charts a lab shows when none are asked for.
 pub const DEFAULT_PANELS: [&str; 3] = ["latency", "throughput", "queue"];
@@ -491,7 +499,12 @@ pub fn schema() -> Schema {
         default_metrics: DEFAULT_METRICS,
         panels: PANELS,
         default_panels: DEFAULT_PANELS,
-        replica: ReplicaPlayer { speeds: &REPLICA_SPEEDS, speed: REPLICA_SPEEDS[1], steps: REPLICA_STEPS },
+        replica: ReplicaPlayer {
+            panel: PLAYER_PANEL,
+            speeds: &REPLICA_SPEEDS,
+            speed: REPLICA_SPEEDS[1],
+            steps: REPLICA_STEPS,
+        },
     }
 }
 

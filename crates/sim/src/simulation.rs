@@ -143,6 +143,10 @@ pub struct Simulation {
     arrivals: Vec<(u64, f64)>,
     /// Whether the step being finished is traced (its completions are recorded).
     tracing: bool,
+    /// Requests preempted since the run began (warm-up included).
+    preempted_total: u64,
+    /// When the last step (or jump) started.
+    last_start_s: f64,
 }
 
 /// A request a routed replica finished: what a fleet needs to judge it.
@@ -223,6 +227,8 @@ impl Simulation {
             finished_log: Vec::new(),
             arrivals: Vec::new(),
             tracing: false,
+            preempted_total: 0,
+            last_start_s: 0.0,
         }
     }
 
@@ -297,6 +303,18 @@ impl Simulation {
         self.batch.kv_used as f64 / self.scenario.engine.kv_blocks as f64
     }
 
+    /// Requests preempted since the run began, warm-up included (the recorder counts the
+    /// measured window's only).
+    pub fn preempted_total(&self) -> u64 {
+        self.preempted_total
+    }
+
+    /// When the last step (or jump over identical decode steps) started; it ended at
+    /// [`Simulation::now_s`].
+    pub fn last_start_s(&self) -> f64 {
+        self.last_start_s
+    }
+
     /// What has been recorded so far (measured requests only: those after the warm-up).
     pub fn recorder(&self) -> &Recorder {
         &self.recorder
@@ -342,7 +360,9 @@ impl Simulation {
         }
 
         let start = self.now_s;
+        self.last_start_s = start;
         self.batch.form_step(start, &mut self.plan);
+        self.preempted_total += self.plan.preempted as u64;
         if self.recorder.window_start_s.is_some() {
             self.recorder.num_preemptions += self.plan.preempted as u64;
         }
@@ -364,6 +384,7 @@ impl Simulation {
         let traced_from = self.recorder.step_trace.len();
         if let Some(window) = self.options.step_trace {
             self.tracing = self.arrived > window.after_arrivals
+                && start >= window.after_s
                 && traced_from < (window.steps as usize).min(MAX_TRACED_STEPS)
                 && self.recorder.step_trace_seats < MAX_TRACED_SEATS;
             if self.tracing {

@@ -38,7 +38,7 @@ fn run(config: &Config, step_trace: Option<StepWindow>, cohort: bool) -> Outcome
     Simulation::new(&Scenario::new(config).unwrap(), options).run().unwrap()
 }
 
-const WINDOW: StepWindow = StepWindow { after_arrivals: 300, steps: 3000 };
+const WINDOW: StepWindow = StepWindow { after_arrivals: 300, after_s: 0.0, steps: 3000 };
 
 #[test]
 fn tracing_changes_no_result() {
@@ -132,8 +132,8 @@ fn the_trace_accounts_for_every_request_from_one_step_to_the_next() {
 #[test]
 fn the_window_bounds_the_trace() {
     let (_, c) = configs().next().unwrap();
-    let trace = run(&c, Some(StepWindow { after_arrivals: 0, steps: 50 }), true).step_trace;
+    let trace = run(&c, Some(StepWindow { after_arrivals: 0, after_s: 0.0, steps: 50 }), true).step_trace;
     assert_eq!(trace.len(), 50);
-    let trace = run(&c, Some(StepWindow { after_arrivals: 0, steps: u32::MAX }), true).step_trace;
+    let trace = run(&c, Some(StepWindow { after_arrivals: 0, after_s: 0.0, steps: u32::MAX }), true).step_trace;
     assert!(trace.len() <= kneelab_sim::MAX_TRACED_STEPS);
 }

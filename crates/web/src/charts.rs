@@ -324,7 +324,6 @@ pub fn replica_data(s: &Snapshot) -> replica::ReplicaData {
 
 /// An iteration of a step trace as the played replica chart draws it, `phase` (0-1) of the way
 /// through: the TTFT clocks run to that instant, against `ttft_slo_s`.
-#[cfg_attr(not(feature = "player"), allow(dead_code, reason = "the player is built with the player feature"))]
 pub fn replica_step_data(s: &Snapshot, ttft_slo_s: f64, phase: f64) -> replica::ReplicaData {
     let now = s.t_s + phase.clamp(0.0, 1.0) * s.duration_s;
     let share = |t: f64| t / ttft_slo_s;
@@ -404,10 +403,15 @@ mod tests {
         let mut lab = Lab::new(schema::lesson_config(WorkloadPreset::Rag, LoadConfig::default(), 600)).unwrap();
         lab.run_point().unwrap();
         lab.sweep_step().unwrap();
-        for name in schema::PANELS {
+        for name in schema::PANELS.into_iter().filter(|&p| p != schema::PLAYER_PANEL) {
             assert!(ChartData::of(&mut lab, name, latency::YScale::Linear).is_some(), "{name}");
         }
         assert!(schema::DEFAULT_PANELS.iter().all(|p| schema::PANELS.contains(p)));
+        assert!(schema::PANELS.contains(&schema::PLAYER_PANEL));
+        assert!(
+            ChartData::of(&mut lab, schema::PLAYER_PANEL, latency::YScale::Linear).is_none(),
+            "the player draws it"
+        );
         assert!(ChartData::of(&mut lab, "pie", latency::YScale::Linear).is_none());
     }
 

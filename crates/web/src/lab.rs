@@ -7,7 +7,6 @@ use wasm_bindgen::prelude::*;
 
 use crate::boundary::{self, Fault, Kind, core as js_error};
 use crate::charts::{self, ChartData};
-#[cfg(feature = "player")]
 use crate::player::ReplicaPlayer;
 use crate::{readouts, to_js};
 
@@ -116,7 +115,6 @@ impl Lab {
         Ok(self.lab()?.point().map(|p| exposition::prometheus_text(&p.outcome, &model_name)).unwrap_or_default())
     }
 
-    #[cfg(feature = "player")]
     /// The replica player (the `replica` panel) at the slider's load: the first iterations of
     /// the run the readouts come from. Throws (`kind: state`) before the capacity is measured.
     #[wasm_bindgen(js_name = replicaPlayer)]

@@ -17,7 +17,6 @@ mod job;
 mod lab;
 #[cfg(feature = "paste")]
 mod paste;
-#[cfg(feature = "player")]
 mod player;
 mod readouts;
 mod replica;
@@ -26,7 +25,6 @@ pub use job::SweepJob;
 pub use lab::Lab;
 #[cfg(feature = "paste")]
 pub use paste::Paste;
-#[cfg(feature = "player")]
 pub use player::ReplicaPlayer;
 pub use replica::ReplicaView;
 

@@ -1,0 +1,275 @@
+// The replica player (<knee-lab panels="replica">) in a real Chromium: it plays the engine's own
+// step trace, pauses, steps one iteration at a time with the trace's numbers beside the picture,
+// and shows what the lesson says it shows: at 85% load the queue empties, at 100% it climbs;
+// chunked prefill off gives a stalled step; a small KV cache a preemption. It does not play on
+// its own under reduced motion, and it is cheap to play.
+import path from 'node:path';
+import { test, expect, openPage } from './helpers.mjs';
+
+const LAB = 'knee-lab#lab';
+const shots = path.join(path.dirname(new URL(import.meta.url).pathname), 'test-results', 'screenshots');
+
+/** Opens the lab alone with only the replica panel, at `load`, and waits for its trace. */
+async function openPlayer(page, { load = 0.85, attrs = {} } = {}) {
+  await openPage(page, '/lab.html');
+  await page.locator(LAB).evaluate(
+    async (lab, { load, attrs }) => {
+      const traced = new Promise((resolve) => lab.addEventListener('kneelab-player', resolve, { once: true }));
+      lab.setAttribute('panels', 'replica');
+      lab.setAttribute('load', String(load));
+      for (const [k, v] of Object.entries(attrs)) lab.setAttribute(k, v);
+      await lab.idle();
+      await traced;
+    },
+    { load, attrs },
+  );
+}
+
+/** Waits for a new trace after a change made by `act` (which runs in the page with the lab). */
+async function retrace(page, act, arg) {
+  await page.locator(LAB).evaluate(
+    async (lab, [act, arg]) => {
+      const traced = new Promise((resolve) => lab.addEventListener('kneelab-player', resolve, { once: true }));
+      new Function('lab', 'arg', act)(lab, arg);
+      await lab.idle();
+      await traced;
+    },
+    [act, arg],
+  );
+}
+
+const player = (page, fn, arg) => page.locator(LAB).evaluate((lab, [fn, arg]) => new Function('p', 'arg', fn)(lab.player, arg), [fn, arg]);
+
+/** A fingerprint of the replica canvas's pixels. */
+const pixels = (page) =>
+  page.locator(LAB).evaluate((lab) => {
+    const c = lab.shadowRoot.getElementById('chart-replica');
+    const data = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let hash = 0;
+    for (let i = 0; i < data.length; i += 4) hash = (hash * 31 + data[i] * 7 + data[i + 1] * 3 + data[i + 2]) | 0;
+    return hash;
+  });
+
+/** The text beside the picture, by fact name. */
+const facts = (page) =>
+  page.locator(LAB).evaluate((lab) =>
+    Object.fromEntries([...lab.shadowRoot.querySelectorAll('[data-player]')].map((dd) => [dd.dataset.player, dd.textContent])),
+  );
+
+const count = (n) => n.toLocaleString('en-US');
+
+test('playing changes the picture, pausing freezes it', async ({ page }) => {
+  await openPlayer(page);
+  const lab = page.locator(LAB);
+  const play = lab.locator('#replica-play');
+  await lab.locator('#chart-replica').scrollIntoViewIfNeeded();
+  // On screen and motion allowed: it plays on its own.
+  await expect.poll(() => player(page, 'return p.playing')).toBe(true);
+  await expect(play).toHaveText('Pause');
+  const a = await pixels(page);
+  await page.waitForTimeout(600);
+  const b = await pixels(page);
+  expect(b, 'the canvas changes while playing').not.toBe(a);
+  await play.click();
+  await expect(play).toHaveText('Play');
+  const index = await player(page, 'return p.index');
+  const c = await pixels(page);
+  await page.waitForTimeout(600);
+  expect(await pixels(page), 'the canvas is frozen while paused').toBe(c);
+  expect(await player(page, 'return p.index')).toBe(index);
+  await play.click();
+  await page.waitForTimeout(300);
+  expect(await player(page, 'return p.index')).toBeGreaterThanOrEqual(index);
+  expect(await pixels(page)).not.toBe(c);
+});
+
+test('one iteration advances the shown step by exactly one, and the text is the trace', async ({ page }) => {
+  await openPlayer(page);
+  const lab = page.locator(LAB);
+  await lab.locator('#replica-play').click(); // playing on its own (on screen) or not: pause
+  if (await player(page, 'return p.playing')) await lab.locator('#replica-play').click();
+  // Near a traced window's end, so one of the steps crosses into the next window.
+  await player(page, 'p.pause(true); p.seekTime(0.3 * p.endS); p.seekTime(p.stepData(p.length - 3).t_s)');
+  const stepNumber = () => player(page, 'return p.stepData().index');
+  for (let i = 0; i < 6; i++) {
+    const before = await stepNumber();
+    const hash = await pixels(page);
+    await lab.locator('#replica-step').click();
+    const s = await player(page, 'return p.stepData()');
+    expect(s.index, 'the engine step shown is the next one').toBe(before + 1);
+    expect(await pixels(page), 'a new step is drawn').not.toBe(hash);
+    const shown = await facts(page);
+    expect(shown.index).toBe(`${count(s.index)} of ${count(await player(page, 'return p.totalSteps'))}`);
+    expect(shown.tokens).toBe(`${count(s.decode_tokens)} + ${count(s.prefill_tokens)} of ${count(s.max_num_batched_tokens)}`);
+    expect(shown.seats).toBe(`${count(s.seats.length)} of ${count(s.max_num_seqs)}`);
+    expect(shown.waiting).toBe(count(s.waiting));
+    expect(shown.time).toContain('into the run');
+  }
+  // Back across the window's start too: one step back is the engine's previous step.
+  await player(page, 'p.seekTime(p.stepData(0).t_s)');
+  const first = await stepNumber();
+  await lab.locator('#replica-back').click();
+  expect(await stepNumber()).toBe(first - 1);
+  // Keyboard: on the picture, ← steps back, → forward, Space plays.
+  await lab.locator('#chart-replica').focus();
+  const k = await stepNumber();
+  await page.keyboard.press('ArrowLeft');
+  expect(await stepNumber()).toBe(k - 1);
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('ArrowRight');
+  expect(await stepNumber()).toBe(k + 1);
+  await page.keyboard.press('Space');
+  expect(await player(page, 'return p.playing')).toBe(true);
+  await page.keyboard.press('Space');
+  expect(await player(page, 'return p.playing')).toBe(false);
+});
+
+test('at 85% load the queue empties again; at 100% it climbs and does not', async ({ page }) => {
+  await openPlayer(page, { load: 0.85 });
+  const lab = page.locator(LAB);
+  const shownWaiting = async (i) => {
+    await player(page, 'p.pause(true); p.seekTime(arg * p.endS)', i);
+    return Number((await facts(page)).waiting.replace(/,/g, ''));
+  };
+  const walk = async () => {
+    // The shown queue at 61 moments of the run (the last arrival comes near its end).
+    const seen = [];
+    for (let i = 0; i <= 60; i++) seen.push(await shownWaiting((i / 60) * 0.97));
+    return seen;
+  };
+  const at85 = await walk();
+  const peak85 = at85.indexOf(Math.max(...at85));
+  console.log(`waiting at 85%, 61 points over the trace: ${at85.join(' ')}`);
+  expect(Math.max(...at85), 'requests do queue at 85%').toBeGreaterThan(0);
+  expect(at85.slice(peak85).includes(0), 'and the queue returns to zero after its peak').toBe(true);
+  await expect(lab.locator('#replica-summary')).toContainText('and emptied again');
+
+  await retrace(page, 'lab.setAttribute("load", arg)', '1');
+  const at100 = await walk();
+  const third = Math.floor(at100.length / 3);
+  const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  console.log(`waiting at 100%: ${at100.join(' ')}`);
+  expect(mean(at100.slice(-third)), 'the last third queues more than the first').toBeGreaterThan(mean(at100.slice(0, third)) + 5);
+  expect(at100.at(-1)).toBeGreaterThan(at100[0]);
+  await expect(lab.locator('#replica-summary')).toContainText('never emptied after its peak');
+});
+
+test('chunked prefill off: a stalled step; a small KV cache: a preemption', async ({ page }) => {
+  await openPlayer(page, { attrs: { controls: 'load engine' } });
+  const lab = page.locator(LAB);
+  await lab.locator('#replica-longest').click();
+  const chunked = await player(page, 'return p.stepData()');
+  // With chunking a step's prefill stops at the budget.
+  expect(chunked.prefill_tokens + chunked.decode_tokens).toBeLessThanOrEqual(chunked.max_num_batched_tokens);
+
+  await retrace(page, 'lab.shadowRoot.getElementById("chunked-prefill").click()');
+  await lab.locator('#replica-longest').click();
+  const stalled = await player(page, 'return p.stepData()');
+  const running = stalled.seats.length - 1;
+  console.log(
+    `longest step: chunked ${chunked.prefill_tokens} prefill + ${chunked.decode_tokens} decode tokens in ${(chunked.duration_s * 1e3).toFixed(0)} ms; ` +
+      `unchunked ${stalled.prefill_tokens} + ${stalled.decode_tokens} in ${(stalled.duration_s * 1e3).toFixed(0)} ms`,
+  );
+  // A whole prompt past the chunked budget in one step: the step's tokens are all prefill but
+  // for one decode token per running request, and every decode waits for it.
+  expect(stalled.prefill_tokens).toBeGreaterThan(chunked.max_num_batched_tokens);
+  expect(stalled.prefill_tokens / (stalled.prefill_tokens + stalled.decode_tokens)).toBeGreaterThan(0.95);
+  expect(stalled.decode_tokens).toBeGreaterThan(0);
+  expect(running).toBeGreaterThan(0);
+  expect(stalled.duration_s).toBeGreaterThan(3 * chunked.duration_s);
+  expect((await facts(page)).tokens).toBe(`${count(stalled.decode_tokens)} + ${count(stalled.prefill_tokens)} of ${count(stalled.max_num_batched_tokens)}`);
+
+  await retrace(page, 'lab.shadowRoot.getElementById("chunked-prefill").click()');
+  await expect(lab.locator('#replica-preemption')).toBeDisabled();
+  await retrace(page, 'const s = lab.shadowRoot.getElementById("kv-cache-tokens"); s.value = "50000"; s.dispatchEvent(new Event("change", { bubbles: true }))');
+  await expect(lab.locator('#replica-preemption')).toBeEnabled();
+  await lab.locator('#replica-preemption').click();
+  const pre = await player(page, 'return p.stepData()');
+  expect(pre.preempted.length).toBeGreaterThan(0);
+  await expect(lab.locator('[data-player="events"]')).toContainText(`${pre.preempted.length} preempted`);
+  console.log(`50k-token KV cache: first preemption at engine step ${pre.index}, ${pre.preempted.length} preempted, KV ${pre.kv_blocks_used}/${pre.kv_blocks} blocks`);
+});
+
+// The animation's cost: script time per played frame (median at most 4 ms), and no growth of the
+// JS heap or the wasm's memory over the play (at most 2 MB each). 20 s of play here; set
+// KNEELAB_PLAY_S=120 for the two minutes the figures in the notes come from. Half at the
+// default speed, half at the fastest (which crosses a traced window every few seconds).
+test('playing costs at most 4 ms of script a frame (median) and does not grow memory', async ({ page }) => {
+  const seconds = Number(process.env.KNEELAB_PLAY_S ?? 20);
+  test.setTimeout((seconds + 60) * 1000);
+  await openPlayer(page, { load: 1 });
+  const lab = page.locator(LAB);
+  await lab.locator('#chart-replica').scrollIntoViewIfNeeded();
+  const cdp = await page.context().newCDPSession(page);
+  const memory = async () => {
+    for (let i = 0; i < 3; i++) await cdp.send('HeapProfiler.collectGarbage');
+    const { usedSize } = await cdp.send('Runtime.getHeapUsage');
+    const wasm = await page.evaluate(async () => (await import('/js/wasm.js')).kneelabMemoryBytes());
+    return { heap: usedSize, wasm };
+  };
+  await expect.poll(() => player(page, 'return p.playing')).toBe(true);
+  await page.waitForTimeout(3000); // first-use allocations
+  const before = await memory();
+  await player(page, 'p.timings.frame.length = 0');
+  const frames = [];
+  const collect = async (ms) => {
+    const until = Date.now() + ms;
+    while (Date.now() < until) {
+      await page.waitForTimeout(2000);
+      frames.push(...(await player(page, 'const f = p.timings.frame.splice(0); if (!p.playing) p.play(); return f')));
+    }
+  };
+  await collect((seconds * 1000) / 2);
+  const fastest = await lab.locator('#replica-speed option').last().getAttribute('value');
+  await lab.locator('#replica-speed').selectOption(fastest);
+  await collect((seconds * 1000) / 2);
+  const after = await memory();
+  frames.sort((a, b) => a - b);
+  const median = frames[frames.length >> 1];
+  const p95 = frames[Math.floor(frames.length * 0.95)];
+  const MB = 1024 * 1024;
+  const f = (b) => `${(b / MB).toFixed(2)} MB`;
+  console.log(
+    `PLAY ${seconds} s: ${frames.length} frames, script per frame median ${median.toFixed(2)} ms, p95 ${p95.toFixed(2)} ms, ` +
+      `max ${frames.at(-1).toFixed(1)} ms; JS heap ${f(before.heap)} -> ${f(after.heap)}, wasm memory ${f(before.wasm)} -> ${f(after.wasm)}`,
+  );
+  expect(frames.length).toBeGreaterThan(seconds * 20);
+  expect(median).toBeLessThanOrEqual(4);
+  expect(after.heap - before.heap).toBeLessThanOrEqual(2 * MB);
+  expect(after.wasm - before.wasm).toBeLessThanOrEqual(2 * MB);
+});
+
+test.describe('reduced motion', () => {
+  test.use({ reducedMotion: 'reduce' });
+  test('does not play on its own, and stepping still works', async ({ page }) => {
+    await openPlayer(page);
+    const lab = page.locator(LAB);
+    await lab.locator('#chart-replica').scrollIntoViewIfNeeded();
+    await page.waitForTimeout(800);
+    expect(await player(page, 'return p.playing')).toBe(false);
+    const first = await player(page, 'return p.stepData().index');
+    await lab.locator('#replica-step').click();
+    expect(await player(page, 'return p.stepData().index')).toBe(first + 1);
+    await lab.locator('#replica-play').click();
+    expect(await player(page, 'return p.playing'), 'Play still plays when asked').toBe(true);
+  });
+});
+
+test('screenshots at 85% and 100%, light and dark, 1280 and 360 px', async ({ browser }) => {
+  test.setTimeout(120_000);
+  for (const [width, height] of [[1280, 900], [360, 800]]) {
+    for (const colorScheme of ['light', 'dark']) {
+      const context = await browser.newContext({ viewport: { width, height }, colorScheme, reducedMotion: 'reduce' });
+      const page = await context.newPage();
+      for (const load of [0.85, 1]) {
+        await openPlayer(page, { load });
+        await player(page, 'p.seekTime(0.8 * p.endS)');
+        const figure = page.locator(`${LAB} figure[data-panel="replica"]`);
+        await figure.screenshot({ path: path.join(shots, `replica-${load * 100}-${colorScheme}-${width}.png`) });
+        const scroll = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        expect(scroll, 'no horizontal scroll').toBeLessThanOrEqual(0);
+      }
+      await context.close();
+    }
+  }
+});
