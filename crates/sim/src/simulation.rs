@@ -383,8 +383,10 @@ impl Simulation {
         let (k, end) = (jump.steps, start + jump_s(jump.steps, jump.first_s, jump.growth_s));
         let traced_from = self.recorder.step_trace.len();
         if let Some(window) = self.options.step_trace {
+            // A jump that reaches past the window's start is traced, then its steps before it
+            // are dropped (`trim_trace`), so a window opens at the first step at or after it.
             self.tracing = self.arrived > window.after_arrivals
-                && start >= window.after_s
+                && end > window.after_s
                 && traced_from < (window.steps as usize).min(MAX_TRACED_STEPS)
                 && self.recorder.step_trace_seats < MAX_TRACED_SEATS;
             if self.tracing {
@@ -404,6 +406,11 @@ impl Simulation {
         self.finish_step(start, end, jump);
         if self.tracing {
             self.trace_arrivals(traced_from);
+            if let Some(window) = self.options.step_trace
+                && start < window.after_s
+            {
+                self.trim_trace(traced_from, window.after_s);
+            }
             self.tracing = false;
         }
         self.now_s = end;
@@ -544,7 +551,13 @@ impl Simulation {
         let mut first = self.step_snapshot(start, d0);
         // Who joined the queue since the last step began (all of them are in it by now).
         first.arrived = std::mem::take(&mut self.arrivals);
-        let room = (window.steps as usize).min(MAX_TRACED_STEPS) - self.recorder.step_trace.len();
+        // Steps of the jump before the window opens are made, then trimmed: room for them too.
+        let early = if start < window.after_s {
+            (0..k).take_while(|&j| start + jump_s(j, d0, g) < window.after_s).count()
+        } else {
+            0
+        };
+        let room = (window.steps as usize).min(MAX_TRACED_STEPS) - self.recorder.step_trace.len() + early;
         let b = &self.batch;
         let block = self.scenario.engine.block_size_tokens;
         let mut steps = Vec::with_capacity(k.min(room as u64) as usize);
@@ -577,6 +590,17 @@ impl Simulation {
         steps.insert(0, first);
         self.recorder.step_trace_seats += steps.iter().map(|s| s.seats.len()).sum::<usize>();
         self.recorder.step_trace.append(&mut steps);
+    }
+
+    /// Drops the steps from `from` on that started before `after_s` (the part of a jump before
+    /// a step window opens).
+    #[cold]
+    #[inline(never)]
+    fn trim_trace(&mut self, from: usize, after_s: f64) {
+        let trace = &mut self.recorder.step_trace;
+        let early = trace[from..].iter().take_while(|s| s.t_s < after_s).count();
+        self.recorder.step_trace_seats -= trace[from..from + early].iter().map(|s| s.seats.len()).sum::<usize>();
+        trace.drain(from..from + early);
     }
 
     /// Gives the arrivals during a traced jump to the steps of it they came before, counting

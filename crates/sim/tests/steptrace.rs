@@ -137,3 +137,22 @@ fn the_window_bounds_the_trace() {
     let trace = run(&c, Some(StepWindow { after_arrivals: 0, after_s: 0.0, steps: u32::MAX }), true).step_trace;
     assert!(trace.len() <= kneelab_sim::MAX_TRACED_STEPS);
 }
+
+#[test]
+fn a_window_from_a_time_continues_the_trace_from_the_start() {
+    // The player moves its window along a run by tracing again from a time: the steps it gets
+    // are the very steps a trace from the start has there (all but a window's last, whose jump
+    // the window may cut before the completions at its end: the player keeps one step fewer).
+    let (_, c) = configs().next().unwrap();
+    let whole = run(&c, Some(StepWindow { after_arrivals: 0, after_s: 0.0, steps: 4000 }), true).step_trace;
+    for at in [1, 777, 2500, 3001, 3002, 3003] {
+        let from_s = whole[at].t_s;
+        let window = run(&c, Some(StepWindow { after_arrivals: 0, after_s: from_s, steps: 300 }), true).step_trace;
+        assert_eq!(window.len(), 300);
+        assert_eq!(window[..299], whole[at..at + 299], "from step {at}");
+        // A time between two steps opens the window at the next one.
+        let between =
+            run(&c, Some(StepWindow { after_arrivals: 0, after_s: from_s - 1e-9, steps: 2 }), true).step_trace;
+        assert_eq!(between[0], whole[at]);
+    }
+}

@@ -112,12 +112,15 @@ impl ReplicaPlayer {
         Ok(player)
     }
 
-    /// Traces the window of iterations starting at or after `from_s`.
+    /// Traces the window of iterations starting at or after `from_s`: one more than it keeps,
+    /// since a window's last step may be a decode jump cut short before its completions.
     fn trace(&mut self, from_s: f64) -> Result<(), Fault> {
-        let window = StepWindow { after_arrivals: 0, after_s: from_s, steps: REPLICA_STEPS };
+        let traced = REPLICA_STEPS as usize + 1;
+        let window = StepWindow { after_arrivals: 0, after_s: from_s, steps: traced as u32 };
         let mut sim = Simulation::new(&self.scenario, Options { step_trace: Some(window), ..Options::default() });
-        while sim.recorder().step_trace.len() < REPLICA_STEPS as usize && sim.step() {}
+        while sim.recorder().step_trace.len() < traced && sim.step() {}
         self.steps = sim.finish().map_err(boundary::core)?.step_trace;
+        self.steps.truncate(REPLICA_STEPS as usize);
         Ok(())
     }
 
