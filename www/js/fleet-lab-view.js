@@ -4,6 +4,8 @@
 
 export const fleetSheet = new CSSStyleSheet();
 fleetSheet.replaceSync(`
+/* Two choices side by side on one row, the numbers packed below them. */
+.controls { grid-template-columns: repeat(auto-fill, minmax(150px, 1fr)); grid-auto-flow: row dense; }
 .control:has(select) { grid-column: span 2; }
 .play-row { grid-column: 1 / -1; display: flex; flex-wrap: wrap; align-items: center; gap: 10px; }
 button {

@@ -11,6 +11,9 @@
 // `theme` is `light`, `dark` or `auto`.
 
 import { pkgUrl } from './wasm.js';
+// <knee-lab>'s modules come along (its styles are this lab's base): a page with both loads them
+// once, and the lesson page's bundle keeps them in one chunk rather than splitting the styles out.
+import './knee-lab.js';
 import { labSheet } from './knee-lab-style.js';
 import { fleetSheet, markup, fillBoard } from './fleet-lab-view.js';
 
