@@ -1,7 +1,13 @@
 // "Route and autoscale": the <fleet-lab> element (its own wasm module, loaded as the section
 // comes near), its scoreboards, its errors, its speed, and the section's predict step and the
 // reader's rule from "Explain it to a colleague".
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { test, expect, inkedPixels, openPage } from './helpers.mjs';
+import { serveFolder } from './static-server.mjs';
 
 const LAB = '#fleet-lab';
 
@@ -230,5 +236,45 @@ test('screenshots of the section at 1280 and 360 px, light and dark', async ({ p
       await page.locator('#fleet').screenshot({ path: testInfo.outputPath(`fleet-${width}-${scheme}.png`) });
     }
     await page.emulateMedia({ colorScheme: 'light' });
+  }
+});
+
+test('from the npm package, at a subpath under a strict CSP: attributes by config path set the day', async ({ page }) => {
+  const target = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'target');
+  const tgz = fs.readdirSync(target).filter((f) => /^kneelab-\d+\.\d+\.\d+\.tgz$/.test(f)).map((f) => path.join(target, f));
+  test.skip(tgz.length === 0, 'no target/kneelab-*.tgz: run `cargo xtask dist`');
+  const newest = tgz.sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs)[0];
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'kneelab-fleet-embed-'));
+  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--prefix', work, newest], { stdio: 'pipe' });
+  const root = path.join(work, 'site');
+  const lesson = path.join(root, 'courses', 'ops', 'autoscaling');
+  fs.mkdirSync(lesson, { recursive: true });
+  fs.cpSync(path.join(work, 'node_modules', 'kneelab'), path.join(root, 'kneelab'), { recursive: true });
+  fs.writeFileSync(
+    path.join(lesson, 'index.html'),
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Fleet</title>
+<script type="module" src="../../../kneelab/js/fleet-lab.js"></script></head>
+<body><fleet-lab autoscaler.signal="gpu_util" autoscaler.cold_start_s="300" traffic.peak_rps="40"><p>Needs JavaScript.</p></fleet-lab></body></html>`,
+  );
+  const csp = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'";
+  const site = await serveFolder(root, { headers: () => ({ 'content-security-policy': csp }) });
+  try {
+    await page.addInitScript(() => {
+      window.__csp = [];
+      document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+    });
+    await page.goto(`${site.origin}/courses/ops/autoscaling/`);
+    const lab = page.locator('fleet-lab');
+    await expect(lab).toHaveAttribute('data-ready', 'true');
+    await expect(lab.locator('#signal')).toHaveValue('gpu_util');
+    await expect(lab.locator('#cold-start')).toHaveValue('5');
+    const totals = await lab.evaluate((el) => el.play());
+    expect(totals.attainment).toBeGreaterThan(0);
+    expect(await lab.evaluate((el) => el.config().traffic.peak_rps)).toBe(40);
+    await expect(lab.locator('#current [data-metric="gpu_hours"]')).toHaveAttribute('data-value', /\d/);
+    expect(await page.evaluate(() => window.__csp)).toEqual([]);
+  } finally {
+    await site.close();
+    fs.rmSync(work, { recursive: true, force: true });
   }
 });
