@@ -94,6 +94,13 @@ export class FleetLabElement extends HTMLElement {
   #run = 0;
   #dirty = false;
   #dark = matchMedia('(prefers-color-scheme: dark)');
+  #pending = {}; // settings given before the schema is loaded
+
+  static observedAttributes = ['theme'];
+
+  attributeChangedCallback() {
+    this.#redraw();
+  }
 
   constructor() {
     super();
@@ -114,7 +121,7 @@ export class FleetLabElement extends HTMLElement {
     this.#schema = this.#fleet.fleetSchema();
     const root = this.shadowRoot;
     root.innerHTML = markup(this.#schema);
-    this.settings = this.#attributes();
+    this.settings = { ...this.#attributes(), ...this.#pending };
     this.#$('signal').addEventListener('change', () => this.#signalChanged(true));
     this.#$('play').addEventListener('click', () => this.play());
     this.#$('pin').addEventListener('click', () => this.pin());
@@ -141,6 +148,10 @@ export class FleetLabElement extends HTMLElement {
 
   /** Sets values by config path (`{'autoscaler.signal': 'gpu_util'}`); a signal brings its thresholds. */
   set settings(values) {
+    if (!this.#schema) {
+      Object.assign(this.#pending, values);
+      return;
+    }
     this.#config ??= structuredClone(this.#schema.defaults);
     const signal = values['autoscaler.signal'];
     if (signal !== undefined) {
@@ -200,6 +211,7 @@ export class FleetLabElement extends HTMLElement {
 
   /** Plays the day the controls describe; resolves to its totals, or null if it was refused or replaced. */
   async play() {
+    if (!this.ready) throw new Error('<fleet-lab> plays once it is in the document');
     await this.ready;
     const run = ++this.#run;
     const config = this.config();
