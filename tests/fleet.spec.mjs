@@ -151,6 +151,29 @@ test.describe('bad input', () => {
   });
 });
 
+test.describe('a crashed fleet simulator', () => {
+  test('says so, restarts its module, and plays again', async ({ page }) => {
+    await openFleet(page);
+    const good = await play(page);
+    // The next step traps, as a panic in the module would.
+    await page.evaluate(async () => {
+      const m = await import('/pkg/kneelab_fleet.js');
+      const step = m.FleetLab.prototype.step;
+      m.FleetLab.prototype.step = function () {
+        m.FleetLab.prototype.step = step;
+        throw new WebAssembly.RuntimeError('unreachable');
+      };
+    });
+    expect(await play(page)).toBeNull();
+    const lab = page.locator(LAB);
+    await expect(lab.locator('#status')).toContainText('has restarted');
+    const again = await play(page);
+    expect(again.attainment).toBeCloseTo(good.attainment, 9); // the same day, the same answer
+    await expect(lab.locator('#status')).toBeEmpty();
+    expect(await page.evaluate(() => performance.getEntriesByType('resource').some((r) => r.name.includes('kneelab_fleet.js?instance=1')))).toBe(true);
+  });
+});
+
 test('a fleet day of about 200,000 requests over up to 16 replicas plays in at most 2 s, no task over 50 ms', async ({ page }) => {
   await openFleet(page);
   const m = await page.locator(LAB).evaluate(async (el) => {
@@ -237,6 +260,12 @@ test('screenshots of the section at 1280 and 360 px, light and dark', async ({ p
     }
     await page.emulateMedia({ colorScheme: 'light' });
   }
+  // The predict step, revealed, on a phone.
+  await page.locator('#fleet-choices input[value="waiting_mean"]').check();
+  await page.locator('#fleet-reveal').click();
+  await expect(page.locator('#fleet-runs-body tr')).toHaveCount(6, { timeout: 20_000 });
+  expect(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), 'the runs table at 360 px').toBe(true);
+  await page.locator('#fleet-step').screenshot({ path: testInfo.outputPath('fleet-step-360-light.png') });
 });
 
 test('from the npm package, at a subpath under a strict CSP: attributes by config path set the day', async ({ page }) => {

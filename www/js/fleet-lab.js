@@ -10,15 +10,14 @@
 // `autoscaler.cold_start_s="300"`) override the schema's day, as in the CLI's fleet JSON;
 // `theme` is `light`, `dark` or `auto`.
 
-import { pkgUrl } from './wasm.js';
+import { isTrap } from './wasm.js';
+import { discardFleet, loadFleet, runSliced } from './fleet-run.js';
 // <knee-lab>'s modules come along (its styles are this lab's base): a page with both loads them
 // once, and the lesson page's bundle keeps them in one chunk rather than splitting the styles out.
 import './knee-lab.js';
 import { labSheet } from './knee-lab-style.js';
 import { fleetSheet, markup, fillBoard } from './fleet-lab-view.js';
 
-/** Wall time one slice of a run may take, in ms: well under a frame's long-task limit. */
-const SLICE_MS = 8;
 const CHARTS = ['replicas', 'ttft', 'waiting'];
 /** Each control by the config path the wasm names in its errors. */
 const FIELDS = {
@@ -30,30 +29,6 @@ const FIELDS = {
   'autoscaler.min_replicas': 'min-replicas',
   'autoscaler.max_replicas': 'max-replicas',
 };
-
-let module = null;
-/** The fleet module, instantiated once per page (a failed load is retried on the next call). */
-export function loadFleet() {
-  module ??= import(pkgUrl('kneelab_fleet.js').href)
-    .then(async (m) => {
-      await m.default();
-      return m;
-    })
-    .catch((err) => {
-      module = null;
-      throw err;
-    });
-  return module;
-}
-
-/** Yields to the event loop (a task, without setTimeout's clamping). */
-export function yieldTask() {
-  return new Promise((resolve) => {
-    const { port1, port2 } = new MessageChannel();
-    port1.onmessage = () => resolve();
-    port2.postMessage(null);
-  });
-}
 
 /** A config path's value in `config`, and setting one. */
 const get = (config, path) => path.split('.').reduce((o, k) => o?.[k], config);
@@ -67,22 +42,6 @@ function set(config, path, value) {
 
 /** A control's text as a number, or the text itself so the engine names what is wrong. */
 const number = (text) => (String(text).trim() !== '' && Number.isFinite(Number(text)) ? Number(text) : String(text));
-
-/**
- * Runs `config` to the end a slice per task; `onSlice(lab)` after each. Throws the engine's
- * Error (with `path`) for a bad config, or `{ cancelled: true }` once `isCancelled()` says so.
- * The caller owns the `FleetLab` it is handed (and frees it).
- */
-export async function runSliced(fleet, config, { onSlice = () => {}, isCancelled = () => false } = {}) {
-  const lab = new fleet.FleetLab(config);
-  while (lab.step(SLICE_MS)) {
-    onSlice(lab);
-    await yieldTask();
-    if (isCancelled()) throw { cancelled: true };
-  }
-  onSlice(lab);
-  return { lab, totals: lab.totals() };
-}
 
 export class FleetLabElement extends HTMLElement {
   #fleet = null;
@@ -235,6 +194,7 @@ export class FleetLabElement extends HTMLElement {
       });
     } catch (err) {
       if (err?.cancelled) return null;
+      if (isTrap(err)) return this.#restart(err);
       this.#mark(err.path, err.message ?? String(err));
       status.dataset.kind = 'error';
       status.textContent = `Not run: ${err.message ?? err}.${this.#totals ? ' The results below are the last good run.' : ''}`;
@@ -247,6 +207,19 @@ export class FleetLabElement extends HTMLElement {
     status.textContent = '';
     this.dispatchEvent(new CustomEvent('fleet-run', { detail: { totals: result.totals, config } }));
     return result.totals;
+  }
+
+  /** After a trap: a fresh module, the dead run's charts dropped, and the reader told. */
+  async #restart(err) {
+    discardFleet();
+    this.#lab = null;
+    this.dataset.stale = '';
+    const status = this.#$('status');
+    status.dataset.kind = 'error';
+    status.textContent = `The fleet simulator crashed (${err.message}); restarting it…`;
+    this.#fleet = await loadFleet();
+    status.textContent = 'The fleet simulator crashed and has restarted: play the day again.';
+    return null;
   }
 
   /** Keeps the current scoreboard beside the next run's. */
@@ -277,10 +250,18 @@ export class FleetLabElement extends HTMLElement {
       const dark = theme === 'dark' || (theme !== 'light' && this.#dark.matches);
       for (const name of CHARTS) {
         const canvas = this.shadowRoot.querySelector(`[data-chart="${name}"] canvas`);
-        if (this.#lab.draw(name, canvas, dark)) canvas.dataset.drawn = 'true';
+        try {
+          if (this.#lab?.draw(name, canvas, dark)) canvas.dataset.drawn = 'true';
+        } catch (err) {
+          if (isTrap(err)) this.#restart(err);
+          else this.#$('status').textContent = `The chart could not be drawn: ${err.message}`;
+          return;
+        }
       }
     });
   }
 }
+
+export { discardFleet, loadFleet, runSliced };
 
 if (!customElements.get('fleet-lab')) customElements.define('fleet-lab', FleetLabElement);

@@ -31,7 +31,7 @@ async function insertSection() {
  */
 export async function setup({ say }) {
   const $ = (id) => document.getElementById(id);
-  const [fleet] = await Promise.all([loadFleet(), insertSection()]);
+  let [fleet] = await Promise.all([loadFleet(), insertSection()]);
   const el = $('fleet-lab');
   await el.ready;
   const schema = fleet.fleetSchema();
@@ -81,6 +81,7 @@ export async function setup({ say }) {
     const rows = [];
     const base = el.config();
     try {
+      fleet = await loadFleet(); // a fresh one if the lab's had to restart
       for (const s of signals) {
         status.textContent = `Playing the day with ${s.label}…`;
         const config = structuredClone(base);
@@ -105,7 +106,8 @@ export async function setup({ say }) {
       ...rows.map((r) => {
         const tr = document.createElement('tr');
         tr.dataset.signal = r.signal.name;
-        const cells = [r.signal.label, pct(r.totals.attainment), hours(r.totals.gpu_hours), r.meets ? 'yes' : 'no'];
+        // A line may break after each underscore of a metric name.
+        const cells = [r.signal.label.replaceAll('_', '_\u200b'), pct(r.totals.attainment), hours(r.totals.gpu_hours), r.meets ? 'yes' : 'no'];
         cells.forEach((text, i) => tr.append(Object.assign(document.createElement(i ? 'td' : 'th'), { textContent: text })));
         tr.firstChild.scope = 'row';
         tr.dataset.meets = String(r.meets);
