@@ -10,7 +10,7 @@
 
 import { loadKneelab } from './js/wasm.js';
 import './js/knee-lab.js';
-import { changed, whenNear } from './js/lesson/live.js';
+import { changed, say, whenNear } from './js/lesson/live.js';
 import { bindUrlState } from './js/lesson/url-state.js';
 import * as toc from './js/lesson/toc.js';
 import * as recall from './js/lesson/recall.js';
@@ -52,6 +52,8 @@ try {
   }
   // "Your replica on its knee" is loaded as its section comes near: most readers never paste.
   whenNear(document.getElementById('paste-form'), () => import('./js/lesson/paste.js').then((m) => m.setup(context)));
+  // The fleet lab (its element and its own wasm module) loads as "Route and autoscale" comes near.
+  whenNear(document.getElementById('fleet'), () => import('./js/lesson/fleet.js').then((m) => m.setup({ ...context, say })));
   status.textContent = '';
   status.hidden = true;
   document.documentElement.dataset.ready = 'true';

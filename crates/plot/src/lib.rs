@@ -18,6 +18,7 @@
 //! | [`goodput_slo`] | goodput against the TTFT SLO, beside throughput |
 //! | [`limits`] | a replica's limits as bars, the binding one named, and the measured saturation |
 //! | [`replica`] | one replica during one step: the queue, the seats, the token budget, the KV cache |
+//! | [`fleet`] | a fleet over a day: replicas against the traffic, TTFT p99 against its SLO, the waiting queue |
 //! | [`tail`] | a latency by percentile (p50 to p99.9) at two reference loads and the slider's, on fixed axes |
 //!
 //! The area's size is in physical pixels (CSS px x device pixel ratio); [`Style::scale`] is
@@ -71,6 +72,7 @@ mod legend;
 mod marks;
 mod style;
 
+pub mod fleet;
 pub mod goodput_slo;
 pub mod latency;
 pub mod limits;

@@ -238,6 +238,18 @@ pub enum Signal {
     Rate,
 }
 
+impl Signal {
+    /// The highest threshold in the signal's own unit (a fraction, a ratio, seconds, requests).
+    pub fn threshold_max(self) -> f64 {
+        match self {
+            Signal::KvUsage | Signal::GpuUtil => 1.0,
+            Signal::Rate => 10.0,
+            Signal::TtftP99 => 3_600.0,
+            Signal::None | Signal::WaitingMean | Signal::WaitingMax => 1e6,
+        }
+    }
+}
+
 /// The autoscaler. A decision is taken every `interval_s`: above `scale_up` it adds replicas
 /// in proportion (`ceil(current x signal / scale_up)`), below `scale_down` it drains one; no
 /// decision within `cooldown_s` of the last change. A new replica serves after `cold_start_s`
@@ -385,12 +397,7 @@ impl FleetConfig {
                 ),
             ));
         }
-        let unit_max = match a.signal {
-            Signal::KvUsage | Signal::GpuUtil => 1.0,
-            Signal::Rate => 10.0,
-            Signal::TtftP99 => 3_600.0,
-            Signal::None | Signal::WaitingMean | Signal::WaitingMax => 1e6,
-        };
+        let unit_max = a.signal.threshold_max();
         check("autoscaler.scale_up", a.scale_up, 0.0, unit_max, false)?;
         check("autoscaler.scale_down", a.scale_down, 0.0, unit_max, true)?;
         if a.scale_down >= a.scale_up {

@@ -39,6 +39,7 @@ mod error;
 pub mod event;
 pub mod exposition;
 pub mod fleet;
+pub mod fleet_schema;
 pub mod limits;
 pub mod recorder;
 pub mod sampling;

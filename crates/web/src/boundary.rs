@@ -76,16 +76,22 @@ const CONFIG_SHAPE: &str = "an object ({ engine, cost, workload, load, slo, run 
 
 /// Parses (without validating) a config given as a JS object, naming the field of any error.
 pub fn config(value: &JsValue) -> Result<Config, Fault> {
+    parse(value, CONFIG_SHAPE)
+}
+
+/// Parses (without validating) a JS object by a schema of the core (a `Config`, a
+/// `FleetConfig`), described as `shape` in messages; errors name the field, unknown keys too.
+pub fn parse<T: serde::de::DeserializeOwned + Serialize>(value: &JsValue, shape: &str) -> Result<T, Fault> {
     if !value.is_object() {
-        return Err(Fault::new("config", Kind::Type, format!("expected {CONFIG_SHAPE}, got {}", describe(value))));
+        return Err(Fault::new("config", Kind::Type, format!("expected {shape}, got {}", describe(value))));
     }
     let copy = plain(value, "config")?;
     if !copy.is_object() || js_sys::Array::is_array(&copy) {
         let got = if copy.is_object() { "an array".to_string() } else { describe(&copy) };
-        return Err(Fault::new("config", Kind::Type, format!("expected {CONFIG_SHAPE}, got {got}")));
+        return Err(Fault::new("config", Kind::Type, format!("expected {shape}, got {got}")));
     }
-    let config: Config = serde_path_to_error::deserialize(serde_wasm_bindgen::Deserializer::from(copy.clone()))
-        .map_err(|e| {
+    let config: T =
+        serde_path_to_error::deserialize(serde_wasm_bindgen::Deserializer::from(copy.clone())).map_err(|e| {
             let at = value_at(&copy, e.path());
             let path = e.path().to_string();
             let message = readable(&e.into_inner().to_string(), &at);

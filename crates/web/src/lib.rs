@@ -13,6 +13,8 @@ use crate::boundary::{Fault, Kind};
 
 mod boundary;
 mod charts;
+#[cfg(feature = "fleet")]
+mod fleet;
 mod job;
 mod lab;
 #[cfg(feature = "paste")]
@@ -21,6 +23,8 @@ mod player;
 mod readouts;
 mod replica;
 
+#[cfg(feature = "fleet")]
+pub use fleet::FleetLab;
 pub use job::SweepJob;
 pub use lab::Lab;
 #[cfg(feature = "paste")]

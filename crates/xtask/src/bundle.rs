@@ -24,7 +24,7 @@ use crate::{rel, repo_root};
 
 /// Modules imported by URL, besides the pages' own scripts: the package's (`knee-lab.js`,
 /// `wasm.js`) and the browser tests' (`format.js`, `lesson/sweeps.js`).
-const BY_URL: &[&str] = &["js/knee-lab.js", "js/wasm.js", "js/format.js", "js/lesson/sweeps.js"];
+const BY_URL: &[&str] = &["js/knee-lab.js", "js/fleet-lab.js", "js/wasm.js", "js/format.js", "js/lesson/sweeps.js"];
 
 /// Where bundled entries' shared code and lazy chunks go (relative to the output), at the depth
 /// of `js/wasm.js` so the relative URLs it computes from `import.meta.url` hold.

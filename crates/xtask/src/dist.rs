@@ -24,13 +24,15 @@ pub struct Args {
 }
 
 /// The package's modules (its `exports` and `lab.html`'s), bundled from www/ into `js/`.
-const ENTRIES: &[&str] = &["js/knee-lab.js", "js/wasm.js", "js/lab-page.js"];
+const ENTRIES: &[&str] = &["js/knee-lab.js", "js/fleet-lab.js", "js/wasm.js", "js/lab-page.js"];
 
 /// What else the package holds: (from, relative to the workspace root; to, inside the package).
 /// The page's files come from the built site (minified).
 const FILES: &[(&str, &str)] = &[
     ("target/site/pkg/kneelab_web.js", "pkg/kneelab_web.js"),
     ("target/site/pkg/kneelab_web_bg.wasm", "pkg/kneelab_web_bg.wasm"),
+    ("target/site/pkg/kneelab_fleet.js", "pkg/kneelab_fleet.js"),
+    ("target/site/pkg/kneelab_fleet_bg.wasm", "pkg/kneelab_fleet_bg.wasm"),
     ("target/site/lab.html", "lab.html"),
     ("target/site/css/lab.css", "css/lab.css"),
     ("package/knee-lab.d.ts", "js/knee-lab.d.ts"),
@@ -89,6 +91,7 @@ fn package_json() -> serde_json::Value {
         "types": "./js/knee-lab.d.ts",
         "exports": {
             ".": { "types": "./js/knee-lab.d.ts", "default": "./js/knee-lab.js" },
+            "./fleet-lab": "./js/fleet-lab.js",
             "./wasm": "./js/wasm.js",
             "./lab.html": "./lab.html",
             "./custom-elements.json": "./custom-elements.json",

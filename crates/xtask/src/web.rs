@@ -16,6 +16,9 @@ const CRATE_NAME: &str = "kneelab_web";
 /// The second module, kneelab-web with its `paste` feature, which the lesson's "paste your
 /// scrapes" loads on first use: `./pkg/kneelab_paste.js`.
 pub const PASTE_NAME: &str = "kneelab_paste";
+/// The third module, kneelab-web with its `fleet` feature, which `<fleet-lab>` loads when it
+/// comes near: `./pkg/kneelab_fleet.js`.
+pub const FLEET_NAME: &str = "kneelab_fleet";
 
 /// Arguments of `cargo xtask build-web`.
 #[derive(clap::Args)]
@@ -36,7 +39,7 @@ pub fn run(args: &Args) -> Result<()> {
     if out_dir.exists() {
         fs::remove_dir_all(&out_dir).with_context(|| format!("removing {}", out_dir.display()))?;
     }
-    for (features, name) in [(None, CRATE_NAME), (Some("paste"), PASTE_NAME)] {
+    for (features, name) in [(None, CRATE_NAME), (Some("paste"), PASTE_NAME), (Some("fleet"), FLEET_NAME)] {
         let wasm = build_wasm(args.dev, features)?;
         bindgen(&wasm, &out_dir, name, args.dev)?;
         let bg_wasm = out_dir.join(format!("{name}_bg.wasm"));
@@ -231,8 +234,10 @@ fn print_sizes(site: &Path, unbundled: &[PathBuf]) -> Result<()> {
         let raw = bytes.len() as u64;
         let gzip = gzipped_len(&bytes)?;
         let mut name = file.strip_prefix(site).unwrap_or(file).display().to_string();
-        // The paste module is fetched only when a reader pastes: not part of the page's load.
-        if file.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(PASTE_NAME)) {
+        // The paste and fleet modules are fetched only when a reader gets to them: not part
+        // of the page's load.
+        let on_use = |n: &str| n.starts_with(PASTE_NAME) || n.starts_with(FLEET_NAME);
+        if file.file_name().and_then(|n| n.to_str()).is_some_and(on_use) {
             name += " (on use)";
         } else {
             total_raw += raw;

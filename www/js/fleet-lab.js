@@ -1,0 +1,267 @@
+// <fleet-lab>: replicas behind a router and an autoscaler over a compressed day, from the fleet
+// module (kneelab-web's `fleet` feature, `pkg/kneelab_fleet.js`), fetched when the element
+// connects. The reader picks a router, a signal, its thresholds, the cold start and the fleet's
+// bounds, and plays the day: the run advances a slice of about 8 ms per task, with a yield
+// between slices, and the charts redraw once per frame as it fills. Pin keeps a run's
+// scoreboard beside the next one. A bad value is named at its control (by the error's `path`)
+// and the last good run stays on show.
+//
+// Attributes named by config path (`traffic.peak_rps="60"`, `autoscaler.signal="gpu_util"`,
+// `autoscaler.cold_start_s="300"`) override the schema's day, as in the CLI's fleet JSON;
+// `theme` is `light`, `dark` or `auto`.
+
+import { isTrap } from './wasm.js';
+import { discardFleet, loadFleet, runSliced } from './fleet-run.js';
+// <knee-lab>'s modules come along (its styles are this lab's base): a page with both loads them
+// once, and the lesson page's bundle keeps them in one chunk rather than splitting the styles out.
+import './knee-lab.js';
+import { labSheet } from './knee-lab-style.js';
+import { fleetSheet, markup, fillBoard } from './fleet-lab-view.js';
+
+const CHARTS = ['replicas', 'ttft', 'waiting'];
+/** Each control by the config path the wasm names in its errors. */
+const FIELDS = {
+  'router.policy': 'router',
+  'autoscaler.signal': 'signal',
+  'autoscaler.scale_up': 'scale-up',
+  'autoscaler.scale_down': 'scale-down',
+  'autoscaler.cold_start_s': 'cold-start',
+  'autoscaler.min_replicas': 'min-replicas',
+  'autoscaler.max_replicas': 'max-replicas',
+};
+
+/** A config path's value in `config`, and setting one. */
+const get = (config, path) => path.split('.').reduce((o, k) => o?.[k], config);
+function set(config, path, value) {
+  const keys = path.split('.');
+  const last = keys.pop();
+  let o = config;
+  for (const k of keys) o = o[k] ??= {};
+  o[last] = value;
+}
+
+/** A control's text as a number, or the text itself so the engine names what is wrong. */
+const number = (text) => (String(text).trim() !== '' && Number.isFinite(Number(text)) ? Number(text) : String(text));
+
+export class FleetLabElement extends HTMLElement {
+  #fleet = null;
+  #schema = null;
+  #lab = null; // the run on show (the last good one, or the one playing)
+  #config = null;
+  #totals = null;
+  #pinned = null;
+  #run = 0;
+  #dirty = false;
+  #dark = matchMedia('(prefers-color-scheme: dark)');
+  #pending = {}; // settings given before the schema is loaded
+
+  static observedAttributes = ['theme'];
+
+  attributeChangedCallback() {
+    this.#redraw();
+  }
+
+  constructor() {
+    super();
+    this.attachShadow({ mode: 'open' }).adoptedStyleSheets = [labSheet, fleetSheet];
+  }
+
+  connectedCallback() {
+    this.ready ??= this.#init();
+  }
+
+  async #init() {
+    try {
+      this.#fleet = await loadFleet();
+    } catch (err) {
+      this.shadowRoot.textContent = `The fleet simulator could not be loaded: ${err.message ?? err}`;
+      throw err;
+    }
+    this.#schema = this.#fleet.fleetSchema();
+    const root = this.shadowRoot;
+    root.innerHTML = markup(this.#schema);
+    this.settings = { ...this.#attributes(), ...this.#pending };
+    this.#$('signal').addEventListener('change', () => this.#signalChanged(true));
+    this.#$('play').addEventListener('click', () => this.play());
+    this.#$('pin').addEventListener('click', () => this.pin());
+    new ResizeObserver(() => this.#redraw()).observe(root.querySelector('.charts'));
+    this.#dark.addEventListener('change', () => this.#redraw());
+    this.dataset.ready = 'true';
+  }
+
+  #$(id) {
+    return this.shadowRoot.getElementById(id);
+  }
+
+  /** The schema's day with this element's config-path attributes laid over it. */
+  #attributes() {
+    const out = {};
+    for (const { name, value } of this.attributes) if (name.includes('.')) out[name] = number(value);
+    return out;
+  }
+
+  /** The settings as config paths: the controls' paths and any other path set before. */
+  get settings() {
+    return Object.fromEntries(Object.keys(FIELDS).map((p) => [p, get(this.config(), p)]));
+  }
+
+  /** Sets values by config path (`{'autoscaler.signal': 'gpu_util'}`); a signal brings its thresholds. */
+  set settings(values) {
+    if (!this.#schema) {
+      Object.assign(this.#pending, values);
+      return;
+    }
+    this.#config ??= structuredClone(this.#schema.defaults);
+    const signal = values['autoscaler.signal'];
+    if (signal !== undefined) {
+      set(this.#config, 'autoscaler.signal', signal);
+      this.#signalChanged(false);
+    }
+    for (const [path, value] of Object.entries(values)) if (path !== 'autoscaler.signal') set(this.#config, path, value);
+    for (const [path, id] of Object.entries(FIELDS)) {
+      const v = get(this.#config, path);
+      this.#$(id).value = path === 'autoscaler.cold_start_s' && typeof v === 'number' ? String(v / 60) : String(v);
+    }
+  }
+
+  /** A signal's own thresholds and unit; with `fromControl`, the select's choice is taken. */
+  #signalChanged(fromControl) {
+    if (fromControl) set(this.#config, 'autoscaler.signal', this.#$('signal').value);
+    const info = this.#schema.signals.find((s) => s.name === get(this.#config, 'autoscaler.signal'));
+    if (!info) return;
+    set(this.#config, 'autoscaler.scale_up', info.scale_up);
+    set(this.#config, 'autoscaler.scale_down', info.scale_down);
+    this.#$('scale-up').value = String(info.scale_up);
+    this.#$('scale-down').value = String(info.scale_down);
+    for (const id of ['scale-up', 'scale-down']) Object.assign(this.#$(id), { max: info.max, step: info.step });
+    for (const u of this.shadowRoot.querySelectorAll('[data-unit]')) u.textContent = info.unit ? `(${info.unit})` : '';
+  }
+
+  /** The config the controls describe (what Play runs). */
+  config() {
+    const c = structuredClone(this.#config);
+    for (const [path, id] of Object.entries(FIELDS)) {
+      const text = this.#$(id).value;
+      const v = id === 'router' || id === 'signal' ? text : number(text);
+      set(c, path, path === 'autoscaler.cold_start_s' && typeof v === 'number' ? v * 60 : v);
+    }
+    return c;
+  }
+
+  /** The last good run's totals (null before one). */
+  get totals() {
+    return this.#totals;
+  }
+
+  /** The pinned run's totals (null when none). */
+  get pinned() {
+    return this.#pinned?.totals ?? null;
+  }
+
+  /** A run's policy in words, from the schema's labels. */
+  describe(c) {
+    const label = (list, name) => list.find((o) => o.name === name)?.label ?? name;
+    const a = c.autoscaler;
+    const sig = this.#schema.signals.find((s) => s.name === a.signal);
+    const unit = sig?.unit ? ` ${sig.unit}` : '';
+    const rule = a.signal === 'none' ? label(this.#schema.signals, a.signal) : `${label(this.#schema.signals, a.signal)}: up above ${a.scale_up}${unit}, down below ${a.scale_down}`;
+    return `${label(this.#schema.routers, c.router.policy)}; ${rule}; cold start ${a.cold_start_s / 60} min; ${a.min_replicas} to ${a.max_replicas} replicas`;
+  }
+
+  /** Plays the day the controls describe; resolves to its totals, or null if it was refused or replaced. */
+  async play() {
+    if (!this.ready) throw new Error('<fleet-lab> plays once it is in the document');
+    await this.ready;
+    const run = ++this.#run;
+    const config = this.config();
+    this.#mark(null, '');
+    const status = this.#$('status');
+    status.removeAttribute('data-kind');
+    let result;
+    try {
+      result = await runSliced(this.#fleet, config, {
+        onSlice: (lab) => {
+          if (this.#lab !== lab) {
+            this.#lab?.free();
+            this.#lab = lab;
+            delete this.dataset.stale;
+          }
+          this.#$('progress').value = lab.progress();
+          status.textContent = `Playing the day: ${this.#fleet.formatPercent(lab.progress())} simulated…`;
+          this.#redraw();
+        },
+        isCancelled: () => run !== this.#run,
+      });
+    } catch (err) {
+      if (err?.cancelled) return null;
+      if (isTrap(err)) return this.#restart(err);
+      this.#mark(err.path, err.message ?? String(err));
+      status.dataset.kind = 'error';
+      status.textContent = `Not run: ${err.message ?? err}.${this.#totals ? ' The results below are the last good run.' : ''}`;
+      if (this.#totals) this.dataset.stale = '';
+      return null;
+    }
+    this.#totals = result.totals;
+    fillBoard(this.#$('current'), result.totals, this.describe(config), this.#schema.attainment_target, this.#fleet);
+    this.#$('pin').disabled = false;
+    status.textContent = '';
+    this.dispatchEvent(new CustomEvent('fleet-run', { detail: { totals: result.totals, config } }));
+    return result.totals;
+  }
+
+  /** After a trap: a fresh module, the dead run's charts dropped, and the reader told. */
+  async #restart(err) {
+    discardFleet();
+    this.#lab = null;
+    this.dataset.stale = '';
+    const status = this.#$('status');
+    status.dataset.kind = 'error';
+    status.textContent = `The fleet simulator crashed (${err.message}); restarting it…`;
+    this.#fleet = await loadFleet();
+    status.textContent = 'The fleet simulator crashed and has restarted: play the day again.';
+    return null;
+  }
+
+  /** Keeps the current scoreboard beside the next run's. */
+  pin() {
+    if (!this.#totals) return;
+    const policy = this.#$('current').querySelector('.policy').textContent;
+    this.#pinned = { totals: this.#totals, policy };
+    fillBoard(this.#$('pinned'), this.#totals, policy, this.#schema.attainment_target, this.#fleet);
+  }
+
+  #mark(path, message) {
+    for (const [p, id] of Object.entries(FIELDS)) {
+      const input = this.#$(id);
+      const text = p === path ? message : '';
+      this.#$(`${id}-error`).textContent = text;
+      if (text) input.setAttribute('aria-invalid', 'true');
+      else input.removeAttribute('aria-invalid');
+    }
+  }
+
+  /** Redraws the charts on the next frame. */
+  #redraw() {
+    if (this.#dirty || !this.#lab) return;
+    this.#dirty = true;
+    requestAnimationFrame(() => {
+      this.#dirty = false;
+      const theme = this.getAttribute('theme');
+      const dark = theme === 'dark' || (theme !== 'light' && this.#dark.matches);
+      for (const name of CHARTS) {
+        const canvas = this.shadowRoot.querySelector(`[data-chart="${name}"] canvas`);
+        try {
+          if (this.#lab?.draw(name, canvas, dark)) canvas.dataset.drawn = 'true';
+        } catch (err) {
+          if (isTrap(err)) this.#restart(err);
+          else this.#$('status').textContent = `The chart could not be drawn: ${err.message}`;
+          return;
+        }
+      }
+    });
+  }
+}
+
+export { discardFleet, loadFleet, runSliced };
+
+if (!customElements.get('fleet-lab')) customElements.define('fleet-lab', FleetLabElement);
