@@ -273,3 +273,78 @@ test('screenshots at 85% and 100%, light and dark, 1280 and 360 px', async ({ br
     }
   }
 });
+
+test.describe('in the lesson', () => {
+  /** Waits for `lab`'s next trace after `act` (run in the page on the element). */
+  const traced = (lab, act = '', arg) =>
+    lab.evaluate(
+      async (el, [act, arg]) => {
+        const done = new Promise((resolve) => el.addEventListener('kneelab-player', resolve, { once: true }));
+        await el.ready;
+        await el.idle();
+        // The first trace may have come before this call: then there is nothing to wait for.
+        if (!act && el.player.loaded) return;
+        new Function('lab', 'arg', act)(el, arg);
+        await el.idle();
+        await done;
+      },
+      [act, arg],
+    );
+
+  test('the knee lab: the queue empties again at 85%, and at 100% never after its peak, as the page says', async ({ page }) => {
+    await openPage(page, '/');
+    const lab = page.locator('knee-lab#lab');
+    await lab.scrollIntoViewIfNeeded();
+    await traced(lab);
+    await expect(page.locator('#watch-replica')).toContainText('At 85% the queue builds in bursts and empties again');
+    expect(await lab.evaluate((el) => el.state.load)).toBe(0.85);
+    const summary = lab.locator('#replica-summary');
+    await expect(summary).toContainText('and emptied again');
+    const q85 = await lab.evaluate((el) => el.player.queue());
+    await traced(lab, 'lab.state = { load: arg }', 1);
+    await expect(summary).toContainText('never emptied after its peak');
+    const q100 = await lab.evaluate((el) => el.player.queue());
+    console.log(
+      `knee lab queue: 85% peak ${q85.peak}, empty after ${(100 * q85.empty_steps / q85.steps).toFixed(0)}% of steps; ` +
+        `100% peak ${q100.peak} at ${q100.peak_s.toFixed(0)} s, ${q100.last} waiting at the last arrival`,
+    );
+    expect(q100.emptied_after_peak).toBe(false);
+    expect(q85.emptied_after_peak).toBe(true);
+    expect(q100.peak).toBeGreaterThan(3 * q85.peak);
+    // Tracing a run for the player (the whole run once, then a window) is one task: keep it short.
+    const built = await lab.evaluate((el) => el.timings.player);
+    console.log(`player traces: ${built.map((ms) => ms.toFixed(1)).join(', ')} ms`);
+    expect(Math.max(...built)).toBeLessThan(50);
+  });
+
+  test('Step 2: no step runs long with chunked prefill, one does without; the smallest KV cache preempts at a higher load', async ({ page }) => {
+    await openPage(page, '/');
+    await page.evaluate(() => {
+      document.querySelector('[data-step="2"] input[value="decode"]').click();
+      document.querySelector('[data-step="2"] button.reveal').click();
+    });
+    const lab = page.locator('[data-step="2"] knee-lab');
+    await lab.scrollIntoViewIfNeeded();
+    await traced(lab);
+    const longest = async () => {
+      await lab.locator('#replica-longest').click();
+      return lab.evaluate((el) => el.player.stepData());
+    };
+    const on = await longest();
+    await traced(lab, 'lab.shadowRoot.getElementById("chunked-prefill").click()');
+    const off = await longest();
+    console.log(
+      `Step 2 at 60%: longest step ${(on.duration_s * 1e3).toFixed(0)} ms chunked (${on.prefill_tokens} prefill tokens), ` +
+        `${(off.duration_s * 1e3).toFixed(0)} ms unchunked (${off.prefill_tokens}) with ${off.decode_tokens} decodes waiting`,
+    );
+    expect(on.prefill_tokens + on.decode_tokens).toBeLessThanOrEqual(on.max_num_batched_tokens);
+    expect(off.prefill_tokens).toBeGreaterThan(on.max_num_batched_tokens);
+    expect(off.decode_tokens).toBeGreaterThan(0);
+    expect(off.duration_s).toBeGreaterThan(2 * on.duration_s);
+    await traced(lab, 'lab.shadowRoot.getElementById("chunked-prefill").click()');
+    await traced(lab, 'lab.state = { kvCacheTokens: arg[0], load: arg[1] }', [50000, 0.95]);
+    await expect(lab.locator('#replica-preemption')).toBeEnabled();
+    await lab.locator('#replica-preemption').click();
+    await expect(lab.locator('[data-player="events"]')).toContainText('preempted');
+  });
+});

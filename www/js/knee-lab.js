@@ -444,8 +444,11 @@ export class KneeLab extends HTMLElement {
   #onDiscard = () => {
     if (this.#lab && this.#labGeneration !== kneelabGeneration()) this.#restart();
   };
-  /** Measured latencies in ms: `input` (slider input to readout), `param` (change to all charts). */
-  timings = { input: [], param: [] };
+  /**
+   * Measured latencies in ms: `input` (slider input to readout), `param` (change to all charts),
+   * `player` (tracing the replica player's run).
+   */
+  timings = { input: [], param: [], player: [] };
   /** The `replica` panel's player (replica-player.js). */
   #player;
   /** Whether the player's trace is older than the current point (rebuilt once input pauses). */
@@ -921,8 +924,10 @@ export class KneeLab extends HTMLElement {
       if (!this.#alive() || !this.#panels.includes(PLAYER_PANEL) || !this.#playerStale) return;
       if (this.#pointDirty || (this.#sweeping && !this.#measured)) return this.#schedulePlayer();
       let source;
+      const began = performance.now();
       try {
         source = this.#lab.replicaPlayer();
+        pushCapped(this.timings.player, performance.now() - began);
       } catch (err) {
         if (this.#crashed(err)) return;
         if (err.kind !== 'state') this.#showError(err);

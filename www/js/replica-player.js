@@ -210,7 +210,7 @@ export class ReplicaPlayer {
     this.pause(true);
     let i = this.#index + Math.sign(delta);
     if (i >= this.length) {
-      if (!this.#trace(this.#starts.at(-1) + this.#durations.at(-1))) return; // the run's last step
+      if (!this.#nextWindow()) return; // the run's last step
       i = 0;
     } else if (i < 0) {
       const first = this.#starts[0];
@@ -276,7 +276,7 @@ export class ReplicaPlayer {
     const end = this.#starts.at(-1) + this.#durations.at(-1);
     if (this.#clock >= end && end < this.#endS) {
       // Past the traced window: trace the next one (a run from the start, a few ms).
-      if (!this.#trace(end)) return;
+      if (!this.#nextWindow()) return;
     }
     while (this.#index + 1 < this.length && this.#clock >= this.#starts[this.#index + 1]) this.#index++;
     const d = this.#durations[this.#index];
@@ -305,6 +305,14 @@ export class ReplicaPlayer {
     }
     this.#window();
     return true;
+  }
+
+  /**
+   * Traces the window that follows this one: from halfway through its last step, so the next
+   * step is the first to start after that, whatever the rounding of its start time.
+   */
+  #nextWindow() {
+    return this.#trace(this.#starts.at(-1) + this.#durations.at(-1) / 2);
   }
 
   #window() {
