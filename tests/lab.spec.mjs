@@ -393,9 +393,10 @@ test('every control change: first redraw within 150 ms (p95), the whole sweep wi
 // chart's playing parts (TTFT clocks, arrivals, preemptions, completions; the hero draws with the
 // same chart) and the engine's step trace added 5.6 KB of wasm, to 221.3 KiB. The replica player
 // (the `replica` panel: its data export, the whole run's queue strip, the windows traced on
-// request, and its module) added 9.7 KiB, to 231.0 KiB (the wasm 174,788 bytes). The bars below
-// are what this reached.
-const BUDGETS = { '/': 237_000, '/lab.html': 201_000 };
+// request, and its module) added 9.7 KiB, to 231.0 KiB (the wasm 174,788 bytes); the lesson's
+// text for it and the fleet section's heading and loader (its lab, text and wasm module load as
+// the section nears) 1.2 KiB, to 232.2 KiB. The bars below are what this reached.
+const BUDGETS = { '/': 238_500, '/lab.html': 201_000 };
 test('everything the pages load totals at most its budget gzipped, all from this origin', async ({ page, request }) => {
   for (const [url, budget] of Object.entries(BUDGETS)) {
     const loaded = new Set();

@@ -66,6 +66,9 @@ test('playing changes the picture, pausing freezes it', async ({ page }) => {
   // On screen and motion allowed: it plays on its own.
   await expect.poll(() => player(page, 'return p.playing')).toBe(true);
   await expect(play).toHaveText('Pause');
+  // At real time, so a step or two passes in the wait (at the default speed one step can last
+  // seconds, and only its TTFT clocks move).
+  await lab.locator('#replica-speed').selectOption('1');
   const a = await pixels(page);
   await page.waitForTimeout(600);
   const b = await pixels(page);

@@ -206,7 +206,7 @@ test.describe('attributes', () => {
       ['preset', 'gpt-5', /^preset: "gpt-5" is not one of llama-3-8b-a100, llama-3-8b-h100$/],
       ['preset', '', /^preset: the value is empty; give one of llama-3-8b-a100, llama-3-8b-h100$/],
       ['chunked-prefill', 'maybe', /^chunked-prefill: "maybe" is not true or false/],
-      ['panels', 'latency pie', /^panels: "pie" is not among latency, throughput, queue, timeline, goodput, limits, tail$/],
+      ['panels', 'latency pie', /^panels: "pie" is not among latency, throughput, queue, timeline, goodput, limits, tail, replica$/],
       ['controls', 'load knobs', /^controls: "knobs" is not among load, mode, engine, slo, knee, model$/],
     ]) {
       await setAttr(page, name, value);

@@ -23,6 +23,8 @@ pub(crate) enum Ticks {
     Log,
     /// Exactly these positions (the timeline's rows).
     Fixed(Vec<f64>),
+    /// Round whole numbers only: counts (replicas, requests) have no 2.5.
+    Whole,
 }
 
 /// One axis: display range, tick rule, label formatter and title.
@@ -77,6 +79,13 @@ impl Axis<'_> {
                 }
             }
             Ticks::Fixed(points) => TickSet { major: points.clone(), minor: Vec::new(), step: 1.0 },
+            Ticks::Whole => {
+                let nice = nice_step(self.lo, self.hi, max_count.max(2)).max(1.0);
+                // 2.5 x 10^k is whole from 25 up; below that the next round step is.
+                let step = if nice.fract() == 0.0 { nice } else { nice * 2.0 };
+                let (first, last) = ((self.lo / step - 1e-9).ceil() as i64, (self.hi / step + 1e-9).floor() as i64);
+                TickSet { major: (first..=last).map(|i| i as f64 * step).collect(), minor: Vec::new(), step }
+            }
         }
     }
 
@@ -259,6 +268,23 @@ mod tests {
             for (g, e) in got.iter().zip(&expected) {
                 assert!((g - e).abs() < 1e-9, "{lo}..{hi}: {got:?}");
             }
+        }
+    }
+
+    #[test]
+    fn whole_ticks_are_whole() {
+        for (hi, n) in [(17.9, 8), (1.1, 6), (3.4, 12), (240.0, 7), (9.0, 4)] {
+            let axis = Axis {
+                lo: 0.0,
+                hi,
+                ticks: Ticks::Whole,
+                format: &crate::format::format_tick,
+                title: "".into(),
+                grid: true,
+            };
+            let ticks = axis.ticks(n).major;
+            assert!(ticks.iter().all(|t| t.fract() == 0.0), "{hi}: {ticks:?}");
+            assert!(ticks.len() <= n && ticks.len() >= 2, "{hi} in {n}: {ticks:?}");
         }
     }
 

@@ -113,7 +113,7 @@ fn draw_replicas<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &Fleet
         (Some(c), false) => format!("replicas (1 = {})", format_rate(c)),
         _ => "replicas".into(),
     };
-    let y = Axis { lo: 0.0, hi: (hi * 1.12).max(1.0), ticks: Ticks::Nice, format: &format_tick, title, grid: true };
+    let y = Axis { lo: 0.0, hi: (hi * 1.12).max(1.0), ticks: Ticks::Whole, format: &format_tick, title, grid: true };
     let t = style.theme();
     let legend = [
         Item { label: "ready: capacity".into(), swatch: Swatch::Area(t.series.blue) },
@@ -167,7 +167,7 @@ fn draw_waiting<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &FleetD
     let y = Axis {
         lo: 0.0,
         hi: (hi * 1.12).max(1.0),
-        ticks: Ticks::Nice,
+        ticks: Ticks::Whole,
         format: &format_tick,
         title: "requests".into(),
         grid: true,
