@@ -403,7 +403,7 @@ pub const REPLICA_SPEEDS: [f64; 6] = [0.01, 0.03, 0.1, 0.3, 1.0, 3.0];
 
 /// Engine iterations the replica player traces at a time (a window of the run; it traces the
 /// next window when play or the scrubber leaves this one).
-pub const REPLICA_STEPS: u32 = 1000;
+pub const REPLICA_STEPS: u32 = 500;
 
 /// Bins of the player's queue strip: the most requests waiting in each stretch of the run.
 pub const REPLICA_HISTORY_BINS: usize = 600;

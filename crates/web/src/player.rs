@@ -115,6 +115,8 @@ impl ReplicaPlayer {
     /// Traces the window of iterations starting at or after `from_s`: one more than it keeps,
     /// since a window's last step may be a decode jump cut short before its completions.
     fn trace(&mut self, from_s: f64) -> Result<(), Fault> {
+        // The old window goes first: two alive at once would double the memory a trace needs.
+        self.steps = Vec::new();
         let traced = REPLICA_STEPS as usize + 1;
         let window = StepWindow { after_arrivals: 0, after_s: from_s, steps: traced as u32 };
         let mut sim = Simulation::new(&self.scenario, Options { step_trace: Some(window), ..Options::default() });
