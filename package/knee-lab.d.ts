@@ -50,8 +50,10 @@ export declare class KneeLab extends HTMLElement {
   readonly sweepDone: boolean;
   /** The current mode's sweep (points, knee, saturation), or null before it has started. */
   readonly sweep: unknown;
-  /** Measured latencies in ms: slider input to readout, and a setting change to every chart. */
-  readonly timings: { input: number[]; param: number[] };
+  /** Measured latencies in ms: slider input to readout, a setting change to every chart, and tracing the player's run. */
+  readonly timings: { input: number[]; param: number[]; player: number[] };
+  /** The `replica` panel's player. */
+  readonly player: KneeLabPlayer;
   /** Both load modes at the slider's load, and an open loop at the closed loop's throughput. */
   compareLoops(): unknown;
   /** The current run as vLLM's /metrics text (Prometheus format). */
@@ -92,5 +94,27 @@ declare global {
     'kneelab-change': CustomEvent<KneeLabState>;
     /** After every redraw (bubbles, composed). */
     'kneelab-update': CustomEvent<KneeLabUpdate>;
+    /** The `replica` panel traced the current run (bubbles, composed). */
+    'kneelab-player': CustomEvent<{ steps: number }>;
   }
+}
+
+/** The replica player of a lab's `replica` panel: the run the readouts come from, step by step. */
+export interface KneeLabPlayer {
+  readonly loaded: boolean;
+  readonly playing: boolean;
+  /** When the run ends, and its engine iterations. */
+  readonly endS: number;
+  readonly totalSteps: number;
+  play(): void;
+  /** `byReader`: stay paused until Play. */
+  pause(byReader: boolean): void;
+  /** One iteration forward (1) or back (-1). */
+  step(delta: number): void;
+  seekTime(seconds: number, phase?: number): void;
+  jump(kind: 'preemption' | 'longest'): void;
+  /** The shown iteration as the engine traced it. */
+  stepData(): unknown;
+  /** The queue over the whole run: peak, peak_s, last, empty_steps, steps, emptied_after_peak. */
+  queue(): unknown;
 }
