@@ -385,10 +385,10 @@ export function describeLimits(r) {
 
 let instances = 0;
 
-/** Keeps the newest `max` entries of a timings list (a long session should not grow it forever). */
 /** Quiet time after the last change before the replica player traces the new point, in ms. */
 const PLAYER_SETTLE_MS = 120;
 
+/** Keeps the newest `max` entries of a timings list (a long session should not grow it forever). */
 function pushCapped(list, value, max = 1000) {
   list.push(value);
   if (list.length > max) list.splice(0, list.length - max);

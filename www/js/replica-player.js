@@ -276,7 +276,7 @@ export class ReplicaPlayer {
     const end = this.#starts.at(-1) + this.#durations.at(-1);
     if (this.#clock >= end && end < this.#endS) {
       // Past the traced window: trace the next one (a run from the start, a few ms).
-      if (!this.#nextWindow()) return;
+      if (!this.#nextWindow()) return this.pause(false);
     }
     while (this.#index + 1 < this.length && this.#clock >= this.#starts[this.#index + 1]) this.#index++;
     const d = this.#durations[this.#index];

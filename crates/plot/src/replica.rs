@@ -322,8 +322,10 @@ fn history<DB: DrawingBackend>(
     let cols = width.max(1) as usize;
     let scale = f64::from(peak.max(1));
     for col in 0..cols {
-        let (a, b) = (col * steps / cols, ((col + 1) * steps / cols).max(col * steps / cols + 1).min(steps));
-        let most = data.history[a.min(steps - 1)..b.max(a.min(steps - 1) + 1)].iter().copied().max().unwrap_or(0);
+        // The stretches under this column (at least one, when there are fewer than columns).
+        let a = (col * steps / cols).min(steps - 1);
+        let b = ((col + 1) * steps / cols).clamp(a + 1, steps);
+        let most = data.history[a..b].iter().copied().max().unwrap_or(0);
         if most > 0 {
             let top = bottom - (f64::from(most) / scale * f64::from(h)).round().max(1.0) as i32;
             let x = left + col as i32;

@@ -636,6 +636,11 @@ impl Fleet {
         Ok(fleet)
     }
 
+    /// The SLOs every request is judged by, in seconds.
+    pub fn slo(&self) -> Slo {
+        self.slo
+    }
+
     /// One replica's capacity (its binding limit's rate), which scales "fleet capacity".
     pub fn replica_capacity_rps(&self) -> f64 {
         self.capacity_rps

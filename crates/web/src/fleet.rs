@@ -115,7 +115,7 @@ impl FleetLab {
             starting: column(|p| f64::from(p.starting)),
             replica_capacity_rps: Some(self.fleet.replica_capacity_rps()),
             ttft_p99_s: column(|p| p.ttft_p99_s),
-            slo_ttft_s: Some(self.config.slo.ttft_ms / 1e3),
+            slo_ttft_s: Some(self.fleet.slo().ttft_s),
             waiting: column(|p| f64::from(p.waiting)),
         }
     }
