@@ -115,7 +115,7 @@ fn the_readme_shows_what_the_rag_example_prints() {
             continue;
         };
         // Written to `decimals` places: the run must round to it.
-        let half = 0.5 * 10f64.powi(-(decimals as i32)) + 1e-9;
+        let half = 0.5 * libm::pow(10.0, -(decimals as f64)) + 1e-9;
         if (actual - shown).abs() > half {
             wrong.push(format!("{path}: README {shown}, run {actual:.*}", decimals + 2));
         }

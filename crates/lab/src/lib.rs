@@ -27,7 +27,7 @@ pub const TRACED: u32 = 64;
 /// The TTFT SLOs the goodput-by-SLO grid judges the current run under: from 50 ms, 8 a decade, to
 /// 89 s.
 pub fn slo_grid_s() -> impl Iterator<Item = f64> {
-    (0..=26).map(|i| 0.05 * 10f64.powf(f64::from(i) / 8.0))
+    (0..=26).map(|i| 0.05 * libm::pow(10.0, f64::from(i) / 8.0))
 }
 
 /// The run at the slider's load.

@@ -206,11 +206,11 @@ pub(crate) fn nice_step(lo: f64, hi: f64, max_count: usize) -> f64 {
     if !(span.is_finite() && span > 0.0) {
         return 1.0;
     }
-    let start = (span / max_count as f64).log10().floor() as i32 - 1;
+    let start = libm::log10(span / max_count as f64).floor() as i32 - 1;
     // Bounded: a step 1e3 times the span always fits, so this ends well before the bound.
     for exponent in start..start.saturating_add(8) {
         for m in [1.0, 2.0, 2.5, 5.0] {
-            let step = m * 10f64.powi(exponent);
+            let step = m * libm::pow(10.0, f64::from(exponent));
             let count = (hi / step + 1e-9).floor() - (lo / step - 1e-9).ceil() + 1.0;
             if count <= max_count as f64 {
                 return step;
@@ -237,7 +237,7 @@ pub(crate) fn log_ticks(lo_dec: i32, hi_dec: i32, max_count: usize) -> (Vec<f64>
             break;
         }
         for m in 2..=9 {
-            let v = f64::from(d) + f64::from(m).log10();
+            let v = f64::from(d) + libm::log10(f64::from(m));
             if with_25 && (m == 2 || m == 5) {
                 major.push(v);
             } else {
@@ -299,7 +299,7 @@ mod tests {
         assert!(major.windows(2).all(|w| w[0] < w[1]) && minor.windows(2).all(|w| w[0] < w[1]));
         assert_eq!(major.len(), 7);
         let (major, _) = log_ticks(-1, 0, 6);
-        let labels: Vec<String> = major.iter().map(|v| crate::format_seconds(10f64.powf(*v))).collect();
+        let labels: Vec<String> = major.iter().map(|v| crate::format_seconds(libm::pow(10.0, *v))).collect();
         assert_eq!(labels, ["100 ms", "200 ms", "500 ms", "1 s"]);
     }
 }

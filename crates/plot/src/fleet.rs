@@ -140,7 +140,7 @@ fn draw_ttft<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &FleetData
     let slo = data.slo_ttft_s.and_then(|s| Some((s, geom::log10(s)?)));
     let ys = Span::default().ys(&p99).maybe(slo.map(|s| s.1));
     let (lo, hi) = ys.0.map_or((-2.0, 1.0), |(lo, hi)| ((lo + 1e-9).floor(), (hi - 1e-9).ceil()));
-    let fmt = |v: f64, _step: f64| format_seconds(10f64.powf(v));
+    let fmt = |v: f64, _step: f64| format_seconds(libm::pow(10.0, v));
     let y =
         Axis { lo, hi: hi.max(lo + 1.0), ticks: Ticks::Log, format: &fmt, title: "TTFT p99 (log)".into(), grid: true };
     let t = style.theme();

@@ -91,7 +91,7 @@ pub(crate) fn format_tick(v: f64, step: f64) -> String {
     let decimals = if step.is_finite() && step > 0.0 {
         (0..=4)
             .find(|&d| {
-                let scaled = step * 10f64.powi(d);
+                let scaled = step * libm::pow(10.0, f64::from(d));
                 (scaled - scaled.round()).abs() < 1e-6 * scaled.max(1.0)
             })
             .unwrap_or(4)

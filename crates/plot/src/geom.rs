@@ -103,7 +103,7 @@ pub(crate) fn linear(v: f64) -> Option<f64> {
 
 /// log10 for logarithmic axes: only positive finite values can be shown.
 pub(crate) fn log10(v: f64) -> Option<f64> {
-    (v.is_finite() && v > 0.0).then(|| v.log10())
+    (v.is_finite() && v > 0.0).then(|| libm::log10(v))
 }
 
 /// A rectangle in display coordinates.

@@ -42,7 +42,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &GoodputSlo
     };
     let ys = Span::default().ys(&goodput).ys(&throughput).0;
     let y_hi = ys.map_or(1.0, |(_, hi)| if hi > 0.0 { hi * 1.1 } else { 1.0 });
-    let fmt_x = |v: f64, _step: f64| format_seconds(10f64.powf(v));
+    let fmt_x = |v: f64, _step: f64| format_seconds(libm::pow(10.0, v));
     let narrow = frame::Frame::new(area, style).narrow;
     let x = Axis {
         lo: x_lo,
@@ -68,7 +68,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &GoodputSlo
         if let Some(y) = geom::interpolate(&goodput, x) {
             plot.dot((x, y), t.series.vermillion)?;
         }
-        let label = format!("SLO {}", format_seconds(10f64.powf(x)));
+        let label = format!("SLO {}", format_seconds(libm::pow(10.0, x)));
         plot.vline_label(x, &label)?;
     }
     Ok(())

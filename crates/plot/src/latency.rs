@@ -84,7 +84,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &LatencyDat
         (true, true) => format!("{metric} (log)"),
         (false, _) => metric.to_string(),
     };
-    let fmt_y = |v: f64, _step: f64| format_seconds(if log { 10f64.powf(v) } else { v });
+    let fmt_y = |v: f64, _step: f64| format_seconds(if log { libm::pow(10.0, v) } else { v });
     let fmt_x = |v: f64, _step: f64| format_percent(v);
     let x = load_axis(x_lo, x_hi, &fmt_x, data.closed_loop);
     let y = Axis {

@@ -196,7 +196,7 @@ pub fn contrast_ratio(a: RGBColor, b: RGBColor) -> f64 {
     fn luminance(c: RGBColor) -> f64 {
         let lin = |v: u8| {
             let v = f64::from(v) / 255.0;
-            if v <= 0.03928 { v / 12.92 } else { ((v + 0.055) / 1.055).powf(2.4) }
+            if v <= 0.03928 { v / 12.92 } else { libm::pow((v + 0.055) / 1.055, 2.4) }
         };
         0.2126 * lin(c.0) + 0.7152 * lin(c.1) + 0.0722 * lin(c.2)
     }

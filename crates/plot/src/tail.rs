@@ -21,12 +21,12 @@ use crate::style::Style;
 pub fn percentile_grid() -> Vec<f64> {
     const POINTS: u32 = 48;
     let (lo, hi) = (nines(0.5), nines(0.999));
-    (0..=POINTS).map(|i| 1.0 - 10f64.powf(-(lo + (hi - lo) * f64::from(i) / f64::from(POINTS)))).collect()
+    (0..=POINTS).map(|i| 1.0 - libm::pow(10.0, -(lo + (hi - lo) * f64::from(i) / f64::from(POINTS)))).collect()
 }
 
 /// Where percentile `p` (0-1) sits on the axis: `-log10(1 - p)` (p50 at 0.30, p99 at 2).
 pub fn nines(p: f64) -> f64 {
-    -(1.0 - p).log10()
+    -libm::log10(1.0 - p)
 }
 
 /// One curve: a latency at each percentile.

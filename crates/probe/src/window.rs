@@ -166,7 +166,7 @@ fn gauge_stats(points: &[(f64, f64)], window_s: f64) -> Option<GaugeStats> {
     let mean = points.iter().map(|p| p.1).sum::<f64>() / n;
     let max = points.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
     let t_mean = points.iter().map(|p| p.0).sum::<f64>() / n;
-    let sxx: f64 = points.iter().map(|p| (p.0 - t_mean).powi(2)).sum();
+    let sxx: f64 = points.iter().map(|p| (p.0 - t_mean) * (p.0 - t_mean)).sum();
     let sxy: f64 = points.iter().map(|p| (p.0 - t_mean) * (p.1 - mean)).sum();
     let slope_per_s = if sxx > 0.0 { sxy / sxx } else { 0.0 };
     let change = slope_per_s * window_s;

@@ -386,7 +386,7 @@ mod tests {
         // Overriding a or b gives the smooth curve back.
         let own = CostConfig { min_step_ms: Some(5.9), ..CostConfig::roofline("llama-3-8b-h100") };
         let smooth = CostModel::from_config(&own).unwrap();
-        let want = 2.2 + (5.9f64.powi(2) + (0.0208f64 * 256.0).powi(2)).sqrt();
+        let want = 2.2 + (5.9f64 * 5.9 + (0.0208f64 * 256.0) * (0.0208 * 256.0)).sqrt();
         assert!((smooth.compute_s(256) * 1e3 - want).abs() < 1e-9);
     }
 

@@ -202,7 +202,7 @@ impl TokenDist {
             DistKind::Geometric => {
                 let mean = mean(config.mean)?;
                 let (max, capped) = cap(config.max)?;
-                let ln_q = (-1.0 / mean).ln_1p();
+                let ln_q = libm::log1p(-1.0 / mean);
                 TokenDist::Geometric { ln_q, mean, max, capped }
             }
             DistKind::Lognormal => {
@@ -215,7 +215,7 @@ impl TokenDist {
                 }
                 let (max, capped) = cap(config.max)?;
                 // Choose mu so that the continuous distribution has the requested mean.
-                let mu = mean.ln() - sigma * sigma / 2.0;
+                let mu = libm::log(mean) - sigma * sigma / 2.0;
                 let dist = LogNormal { mu, sigma };
                 TokenDist::Lognormal { dist, mean, max, capped }
             }
@@ -229,7 +229,7 @@ impl TokenDist {
             TokenDist::Uniform { min, max } => stream.integer(*min, *max),
             TokenDist::Geometric { ln_q, max, .. } => {
                 let u = stream.uniform();
-                let failures = (-u).ln_1p() / ln_q; // ln(1 - u) / ln(1 - p), both <= 0
+                let failures = libm::log1p(-u) / ln_q; // ln(1 - u) / ln(1 - p), both <= 0
                 (failures.floor() + 1.0).min(*max as f64) as u32
             }
             TokenDist::Lognormal { dist, max, .. } => {
@@ -263,14 +263,14 @@ impl TokenDist {
     /// needs, since a request holds its seat in proportion to its output length.
     pub fn mean_square(&self) -> f64 {
         match self {
-            TokenDist::Fixed(v) => (*v as f64).powi(2),
+            TokenDist::Fixed(v) => (*v as f64) * (*v as f64),
             TokenDist::Uniform { min, max } => {
                 let (a, b) = (*min as f64, *max as f64);
                 (a * a + a * b + b * b) / 3.0
             }
             // One token plus failures of a geometric with p = 1 / mean: E[X^2] = m (2m - 1).
             TokenDist::Geometric { mean, .. } => mean * (2.0 * mean - 1.0),
-            TokenDist::Lognormal { dist, .. } => (2.0 * dist.mu + 2.0 * dist.sigma * dist.sigma).exp(),
+            TokenDist::Lognormal { dist, .. } => libm::exp(2.0 * dist.mu + 2.0 * dist.sigma * dist.sigma),
             #[cfg(feature = "empirical")]
             TokenDist::Joint { mean_square, .. } => *mean_square,
         }

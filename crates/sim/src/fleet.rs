@@ -162,7 +162,7 @@ impl TrafficConfig {
                 }
             }
             TrafficShape::Ramp => b + (p - b) * ((t_s - self.at_s) / self.length_s).clamp(0.0, 1.0),
-            TrafficShape::Diurnal => b + (p - b) * (1.0 - (std::f64::consts::TAU * t_s / duration_s).cos()) / 2.0,
+            TrafficShape::Diurnal => b + (p - b) * (1.0 - libm::cos(std::f64::consts::TAU * t_s / duration_s)) / 2.0,
             TrafficShape::Spike => {
                 if t_s >= self.at_s && t_s < self.at_s + self.length_s {
                     p

@@ -5,22 +5,28 @@
 //! `rand_distr` samples these by the ziggurat method, which is faster but carries about 8 KB of
 //! tables (4 x 257 floats) that compress poorly: in a page with a 200 KB budget, a logarithm per
 //! draw is the better trade. Each sampler is exact, not an approximation.
+//!
+//! The same seed gives the same draws on every target: the generator is named
+//! (`Xoshiro256PlusPlus`), not `SmallRng`, which is a 128-bit generator on 32-bit targets such as
+//! wasm32; and the logarithms, exponentials and cosines come from `libm`, not the platform's C
+//! library (clippy.toml bans the others). So the page, the CLI and the tests run the same
+//! requests and report the same numbers.
 
-use rand::rngs::SmallRng;
+use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 
 /// A seeded random stream. It keeps the second normal of each Box-Muller pair, so normals cost
 /// one logarithm, one square root and one sine or cosine per pair.
 #[derive(Clone, Debug)]
 pub struct Stream {
-    rng: SmallRng,
+    rng: Xoshiro256PlusPlus,
     spare_normal: Option<f64>,
 }
 
 impl Stream {
     /// A stream from a 64-bit seed.
     pub fn new(seed: u64) -> Stream {
-        Stream { rng: SmallRng::seed_from_u64(seed), spare_normal: None }
+        Stream { rng: Xoshiro256PlusPlus::seed_from_u64(seed), spare_normal: None }
     }
 
     /// Uniform in [0, 1).
@@ -44,7 +50,7 @@ impl Stream {
     /// Exponential with mean 1, by inversion.
     #[inline]
     pub fn exp1(&mut self) -> f64 {
-        -self.open_unit().ln()
+        -libm::log(self.open_unit())
     }
 
     /// Standard normal, by the Box-Muller transform.
@@ -53,8 +59,9 @@ impl Stream {
         if let Some(z) = self.spare_normal.take() {
             return z;
         }
-        let r = (-2.0 * self.open_unit().ln()).sqrt();
-        let (sin, cos) = (std::f64::consts::TAU * self.uniform()).sin_cos();
+        let r = (-2.0 * libm::log(self.open_unit())).sqrt();
+        let angle = std::f64::consts::TAU * self.uniform();
+        let (sin, cos) = (libm::sin(angle), libm::cos(angle));
         self.spare_normal = Some(r * sin);
         r * cos
     }
@@ -73,7 +80,7 @@ impl LogNormal {
     /// One draw.
     #[inline]
     pub fn sample(&self, stream: &mut Stream) -> f64 {
-        (self.mu + self.sigma * stream.normal()).exp()
+        libm::exp(self.mu + self.sigma * stream.normal())
     }
 }
 
@@ -110,11 +117,11 @@ impl Gamma {
             let v = v * v * v;
             let u = stream.open_unit();
             let x2 = x * x;
-            if u < 1.0 - 0.0331 * x2 * x2 || u.ln() < 0.5 * x2 + self.d * (1.0 - v + v.ln()) {
+            if u < 1.0 - 0.0331 * x2 * x2 || libm::log(u) < 0.5 * x2 + self.d * (1.0 - v + libm::log(v)) {
                 break self.d * v;
             }
         };
-        let g = if self.boost > 0.0 { g * stream.open_unit().powf(self.boost) } else { g };
+        let g = if self.boost > 0.0 { g * libm::pow(stream.open_unit(), self.boost) } else { g };
         g * self.scale
     }
 }
@@ -169,7 +176,7 @@ mod tests {
     #[test]
     fn lognormal_mean() {
         let (sigma, mean) = (0.8, 300.0);
-        let d = LogNormal { mu: f64::ln(mean) - sigma * sigma / 2.0, sigma };
+        let d = LogNormal { mu: libm::log(mean) - sigma * sigma / 2.0, sigma };
         let (m, _) = moments(400_000, |s| d.sample(s));
         close("lognormal mean", m, mean, 0.02 * mean);
     }

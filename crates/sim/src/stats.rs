@@ -116,7 +116,7 @@ const LOG_BINS: usize = 2316; // ln(1e10) / ln(1.01) = 2314.1
 
 /// Bin edges, computed once: `powi` per lookup was a third of a RAG run's time.
 static LOWER_EDGES: std::sync::LazyLock<Vec<f64>> =
-    std::sync::LazyLock::new(|| (0..=LOG_BINS).map(|i| LOG_LO * LOG_RATIO.powi(i as i32)).collect());
+    std::sync::LazyLock::new(|| (0..=LOG_BINS).map(|i| LOG_LO * libm::pow(LOG_RATIO, i as f64)).collect());
 
 impl Default for LogHistogram {
     fn default() -> Self {
@@ -129,7 +129,7 @@ impl LogHistogram {
         if v <= LOG_LO {
             return 0;
         }
-        let mut i = (((v / LOG_LO).ln() / LOG_RATIO.ln()) as usize).min(LOG_BINS - 1);
+        let mut i = ((libm::log(v / LOG_LO) / libm::log(LOG_RATIO)) as usize).min(LOG_BINS - 1);
         // The logarithm can land one bin off at an edge; settle on the bin the edges say, so
         // single adds and ramps (which count against the edges) agree exactly.
         if i > 0 && v < Self::lower_edge(i) {

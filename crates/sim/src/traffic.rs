@@ -148,7 +148,7 @@ impl Traffic {
             }
             Traffic::Diurnal { period_s, trough } => {
                 let phase = std::f64::consts::TAU * (t_s / period_s);
-                trough + (1.0 - trough) * (1.0 - phase.cos()) / 2.0
+                trough + (1.0 - trough) * (1.0 - libm::cos(phase)) / 2.0
             }
             Traffic::Spike { at_s, duration_s, factor } => {
                 if (at_s..at_s + duration_s).contains(&t_s) {

@@ -85,7 +85,7 @@ fn power_of_two_choices_matches_the_mean_field_limit() {
     // (squared coefficient of variation 0.9) and the fleet finite (32), hence a 10% tolerance.
     let (n, rho) = (32, 0.9);
     let r = run(&queue_like(n, rho, Router::PowerOfTwo));
-    let in_system: f64 = (1..20).map(|i| rho.powi((1 << i) - 1)).sum();
+    let in_system: f64 = (1..20).map(|i| libm::pow(rho, f64::from((1 << i) - 1))).sum();
     let sojourn = in_system / rho * STEP_S * MEAN_OUTPUT;
     // TTFT is the time in system less the service after the first token.
     let theory = sojourn - STEP_S * (MEAN_OUTPUT - 1.0);

@@ -132,12 +132,14 @@ fn int(lo: u64, hi: u64) -> BoxedStrategy<Value> {
 /// An integer spread evenly over the decades from `lo` to `hi` (both at least 1): small sizes
 /// are as common as large ones, which keeps most runs short.
 fn log_int(lo: u64, hi: u64) -> BoxedStrategy<Value> {
-    ((lo as f64).ln()..=(hi as f64).ln()).prop_map(|x| json!((x.exp().round() as u64).clamp(1, u64::MAX))).boxed()
+    (libm::log(lo as f64)..=libm::log(hi as f64))
+        .prop_map(|x| json!((libm::exp(x).round() as u64).clamp(1, u64::MAX)))
+        .boxed()
 }
 
 /// A float spread evenly over the decades from `lo` to `hi` (both above 0).
 fn log_float(lo: f64, hi: f64) -> BoxedStrategy<Value> {
-    (lo.ln()..=hi.ln()).prop_map(|x| json!(x.exp())).boxed()
+    (libm::log(lo)..=libm::log(hi)).prop_map(|x| json!(libm::exp(x))).boxed()
 }
 
 fn word(words: &'static [&'static str]) -> BoxedStrategy<Value> {

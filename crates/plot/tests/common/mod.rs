@@ -97,7 +97,7 @@ fn log_interp(anchors: &[(f64, f64)], x: f64) -> f64 {
     let w = anchors.windows(2).find(|w| x <= w[1].0 + 1e-12).unwrap_or(&anchors[anchors.len() - 2..]);
     let (a, b) = (w[0], w[1]);
     let t = (x - a.0) / (b.0 - a.0);
-    (a.1.ln() + t * (b.1.ln() - a.1.ln())).exp()
+    libm::exp(libm::log(a.1) + t * (libm::log(b.1) - libm::log(a.1)))
 }
 
 pub fn latency_data() -> LatencyData {
@@ -142,9 +142,9 @@ pub fn throughput_data() -> ThroughputData {
 pub fn queue_data() -> QueueData {
     let t_s: Vec<f64> = (0..=240).map(|i| f64::from(i) * 0.5).collect();
     // Deterministic wiggle so the lines look like a simulation, not a formula.
-    let wiggle = |t: f64| (t * 1.7).sin() * 1.5 + (t * 0.37).cos() * 2.0;
+    let wiggle = |t: f64| libm::sin(t * 1.7) * 1.5 + libm::cos(t * 0.37) * 2.0;
     QueueData {
-        running: t_s.iter().map(|&t| (64.0 * (1.0 - (-t / 4.0).exp()) + wiggle(t)).clamp(0.0, 64.0)).collect(),
+        running: t_s.iter().map(|&t| (64.0 * (1.0 - libm::exp(-t / 4.0)) + wiggle(t)).clamp(0.0, 64.0)).collect(),
         waiting: t_s.iter().map(|&t| (0.45 * (t - 8.0) + 2.0 * wiggle(t * 1.3)).max(0.0)).collect(),
         t_s,
         max_num_seqs: Some(64.0),
@@ -161,7 +161,7 @@ pub fn timeline_data() -> TimelineData {
             let scheduled = arrivals[i] + waits[i];
             let first = scheduled + prefills[i];
             let tokens: Vec<f64> =
-                (0..outputs[i]).map(|k| first + 0.025 * f64::from(k) + 0.004 * (f64::from(k) * 0.9).sin()).collect();
+                (0..outputs[i]).map(|k| first + 0.025 * f64::from(k) + 0.004 * libm::sin(f64::from(k) * 0.9)).collect();
             RequestTrace {
                 label: format!("req {}", i + 1),
                 arrival_s: arrivals[i],
@@ -176,9 +176,9 @@ pub fn timeline_data() -> TimelineData {
 }
 
 pub fn goodput_slo_data() -> GoodputSloData {
-    let slo_s: Vec<f64> = (0..=12).map(|i| 0.1 * 10f64.powf(f64::from(i) / 4.0)).collect();
+    let slo_s: Vec<f64> = (0..=12).map(|i| 0.1 * libm::pow(10.0, f64::from(i) / 4.0)).collect();
     GoodputSloData {
-        goodput_rps: slo_s.iter().map(|&s| 4.05 / (1.0 + (1.3 / s).powf(2.0))).collect(),
+        goodput_rps: slo_s.iter().map(|&s| 4.05 / (1.0 + (1.3 / s) * (1.3 / s))).collect(),
         throughput_rps: vec![4.05; slo_s.len()],
         slo_s,
         current_slo_s: Some(2.0),
@@ -200,7 +200,7 @@ pub fn tail_data() -> TailData {
     let grid = tail::percentile_grid();
     let curve = |label: &str, median: f64, tail: f64| TailCurve {
         label: label.into(),
-        seconds: grid.iter().map(|p| median + tail * tail::nines(*p).powi(2)).collect(),
+        seconds: grid.iter().map(|p| median + tail * tail::nines(*p) * tail::nines(*p)).collect(),
         percentiles: grid.clone(),
     };
     TailData {
