@@ -341,6 +341,34 @@ test.describe('URL state', () => {
   });
 });
 
+test('the knobs table: columns from the schema, and each sentence the case its sweeps show, for RAG and for chat', async ({ page }) => {
+  await openPage(page);
+  await labIdle(page);
+  const columns = await page.evaluate(async () => (await import('/pkg/kneelab_schema.js')).default.lesson.knob_columns);
+  const box = page.locator('#knobs-compare');
+  await box.scrollIntoViewIfNeeded();
+  await expect(page.locator('#knobs-head th')).toHaveText(['', ...columns.map((c) => c.label)]);
+  await expect(page.locator('#knobs-body tr')).toHaveCount(8);
+  const cases = () =>
+    page.evaluate(() => ['seqs', 'chunk', 'budget', 'kv'].map((k) => document.getElementById(`knobs-${k}`).dataset.case));
+  // RAG (the default): long prompts, so every knob shows its trade; crates/sim/tests/lesson.rs
+  // checks the same cases from the same sweeps.
+  await expect.poll(cases).toEqual(['trade', 'stall', 'trade', 'preempts']);
+  const live = page.locator('#knobs-live');
+  await expect(live).toContainText('stalls every decode');
+  await expect(live).toContainText(`KV cache for only ${columns.find((c) => c.id === 'kv').engine.kv_cache_tokens.toLocaleString('en-US')} tokens`);
+  // Chat: short prompts fit any budget and a small KV cache, and the page says so.
+  await page.locator('#lab').evaluate((el) => {
+    el.state = { workload: 'chat' };
+  });
+  await labIdle(page);
+  await expect.poll(cases, { timeout: 20_000 }).toEqual(['trade', 'other', 'other', 'fits']);
+  await expect(live).toContainText('Chunked prefill off changes little here');
+  await expect(live).toContainText('no preemptions');
+  await expect(live).not.toContainText('stalls every decode');
+  await expect(live).not.toContainText('{');
+});
+
 test('goodput: both definitions, live, and the SLO sliders move them', async ({ page }) => {
   await openPage(page);
   await labIdle(page);
@@ -355,6 +383,9 @@ test('goodput: both definitions, live, and the SLO sliders move them', async ({ 
   const before = { vllm: await dataValue(vllm), distserve: await dataValue(distserve) };
   expect(before.vllm).toBeGreaterThan(0);
   expect(before.vllm).toBeLessThanOrEqual(throughput);
+  // The sliders start at the lab's SLOs (the schema's stops include them).
+  await expect(section.locator('#slo-ttft-out')).toHaveText('2 s');
+  await expect(section.locator('#slo-tpot-out')).toHaveText('200 ms');
   // A stricter TTFT SLO (500 ms) keeps throughput and loses goodput, by both definitions.
   await section.locator('#slo-ttft-range').fill('2');
   await expect(section.locator('#slo-ttft-out')).toHaveText('500 ms');

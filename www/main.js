@@ -9,8 +9,8 @@
 // exports `setup({ wasm, lab, setMain })` and owns one beat or role.
 
 import { loadKneelab } from './js/wasm.js';
-import './js/knee-lab.js';
-import { changed, say, whenNear } from './js/lesson/live.js';
+import { SCHEMA } from './js/knee-lab.js';
+import { changed, fill, say, whenNear } from './js/lesson/live.js';
 import { bindUrlState } from './js/lesson/url-state.js';
 import * as toc from './js/lesson/toc.js';
 import * as recall from './js/lesson/recall.js';
@@ -46,6 +46,13 @@ function setMain(partial) {
 try {
   const wasm = await loadKneelab();
   document.getElementById('version').textContent = wasm.version();
+  // The model and GPUs the prose names, from the engine's presets.
+  const gpus = SCHEMA.presets.map((p) => p.gpu);
+  fill(document.body, {
+    model_label: SCHEMA.model_label,
+    gpus: `${new Intl.ListFormat('en', { type: 'disjunction' }).format(gpus)} GPUs`,
+    default_gpu: SCHEMA.presets.find((p) => p.name === SCHEMA.defaults.preset).gpu,
+  });
   const context = { wasm, lab, setMain };
   for (const module of [hero, toc, recall, colleague, analogy, steps, clocks, knee, goodput, calculator, cluster, metricsPanel, worked, tutor]) {
     module.setup(context);
@@ -53,7 +60,7 @@ try {
   // "Your replica on its knee" is loaded as its section comes near: most readers never paste.
   whenNear(document.getElementById('paste-form'), () => import('./js/lesson/paste.js').then((m) => m.setup(context)));
   // The fleet lab (its element and its own wasm module) loads as "Route and autoscale" comes near.
-  whenNear(document.getElementById('fleet'), () => import('./js/lesson/fleet.js').then((m) => m.setup({ ...context, say })));
+  whenNear(document.getElementById('fleet'), () => import('./js/lesson/fleet.js').then((m) => m.setup({ ...context, say, fill, modelLabel: SCHEMA.model_label })));
   status.textContent = '';
   status.hidden = true;
   document.documentElement.dataset.ready = 'true';

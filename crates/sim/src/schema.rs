@@ -119,6 +119,9 @@ pub struct Preset {
 /// The model every preset runs.
 pub const MODEL: &str = "meta-llama/Meta-Llama-3-8B-Instruct";
 
+/// What the page calls that model.
+pub const MODEL_LABEL: &str = "Llama-3-8B";
+
 /// vLLM's `max_model_len` for these presets: the step budget when chunked prefill is off.
 pub const MAX_MODEL_LEN: u32 = 8192;
 
@@ -355,6 +358,8 @@ pub struct Schema {
     pub workloads: Vec<WorkloadInfo>,
     /// The GPU presets.
     pub presets: Vec<Preset>,
+    /// What the page calls the model every preset runs.
+    pub model_label: &'static str,
     /// The lesson's baseline engine (the lab's defaults).
     pub engine: EngineConfig,
     /// vLLM's `max_model_len` for the presets.
@@ -367,6 +372,8 @@ pub struct Schema {
     pub loads: Vec<f64>,
     /// The two loads the lesson compares: just below the knee, and capacity.
     pub compare_loads: [f64; 2],
+    /// What the lesson's own sections compare, beyond a lab's controls.
+    pub lesson: Lesson,
     /// The share of requests that must meet both SLOs at the attainment knee.
     pub attainment_target: f64,
     /// Warm-up: this fraction of a run's requests is left out of its statistics.
@@ -383,6 +390,89 @@ pub struct Schema {
     pub default_panels: [&'static str; 3],
     /// The replica player: its speeds and the iterations it traces.
     pub replica: ReplicaPlayer,
+}
+
+/// What the lesson's sections compare beyond a lab's controls: the goodput section's SLO
+/// sliders, the load past the knee it reads, and the knobs table's columns.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Lesson {
+    /// The TTFT SLO slider's stops, in ms (log-spaced; each workload's SLO is one).
+    pub slo_ttft_stops_ms: &'static [f64],
+    /// The TPOT SLO slider's stops, in ms.
+    pub slo_tpot_stops_ms: &'static [f64],
+    /// A load past the knee, as a fraction of capacity, where throughput still holds and goodput
+    /// has collapsed.
+    pub overload: f64,
+    /// The knobs table: the baseline engine, and one knob changed from it per column.
+    pub knob_columns: Vec<KnobColumn>,
+}
+
+/// A column of the knobs table: an engine, named by what differs from the baseline.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KnobColumn {
+    /// The column's key (`base` for the baseline).
+    pub id: &'static str,
+    /// Its heading.
+    pub label: String,
+    /// The whole engine it sweeps.
+    pub engine: EngineConfig,
+}
+
+/// The TTFT SLO slider's stops, in ms.
+pub const SLO_TTFT_STOPS_MS: [f64; 12] =
+    [100.0, 250.0, 500.0, 750.0, 1000.0, 1500.0, 2000.0, 3000.0, 5000.0, 7500.0, 10_000.0, 20_000.0];
+/// The TPOT SLO slider's stops, in ms.
+pub const SLO_TPOT_STOPS_MS: [f64; 9] = [10.0, 20.0, 30.0, 50.0, 75.0, 100.0, 200.0, 300.0, 500.0];
+/// The load past the knee the lesson reads goodput at.
+pub const OVERLOAD: f64 = 1.1;
+
+/// The knobs table's columns: a small batch cap, the baseline, chunked prefill off (the step
+/// budget is then `max_model_len`, as in vLLM), a small token budget, and a small KV cache.
+fn knob_columns(base: &EngineConfig) -> Vec<KnobColumn> {
+    let seqs = base.max_num_seqs;
+    let with = |f: &dyn Fn(&mut EngineConfig)| {
+        let mut e = base.clone();
+        f(&mut e);
+        e
+    };
+    let small_seqs = with(&|e| e.max_num_seqs = 8);
+    let small_budget = with(&|e| e.max_num_batched_tokens = 512);
+    let small_kv = with(&|e| e.kv_cache_tokens = 100_000);
+    vec![
+        KnobColumn { id: "seqs", label: format!("--max-num-seqs {}", small_seqs.max_num_seqs), engine: small_seqs },
+        KnobColumn { id: "base", label: format!("Baseline: {seqs}"), engine: base.clone() },
+        KnobColumn {
+            id: "nochunk",
+            label: format!("{seqs}, chunked prefill off"),
+            engine: with(&|e| {
+                e.chunked_prefill = false;
+                e.max_num_batched_tokens = MAX_MODEL_LEN;
+            }),
+        },
+        KnobColumn {
+            id: "budget",
+            label: format!("{seqs}, budget {}", small_budget.max_num_batched_tokens),
+            engine: small_budget,
+        },
+        KnobColumn {
+            id: "kv",
+            label: format!("{seqs}, KV cache for {} tokens", thousands(small_kv.kv_cache_tokens)),
+            engine: small_kv,
+        },
+    ]
+}
+
+/// `n` with commas between thousands (100,000).
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The replica player's settings (the `replica` panel).
@@ -457,6 +547,7 @@ pub fn schema() -> Schema {
                 v1_default_max_num_batched_tokens: p.v1_default_max_num_batched_tokens,
             })
             .collect(),
+        model_label: MODEL_LABEL,
         max_model_len: MAX_MODEL_LEN,
         options: Options {
             max_num_seqs: &[8, 16, 32, 64, 128, 256],
@@ -474,6 +565,12 @@ pub fn schema() -> Schema {
         load_range: LoadRange { min: 0.0, max: 1.2, step: 0.01 },
         loads: loads(),
         compare_loads: COMPARE_LOADS,
+        lesson: Lesson {
+            slo_ttft_stops_ms: &SLO_TTFT_STOPS_MS,
+            slo_tpot_stops_ms: &SLO_TPOT_STOPS_MS,
+            overload: OVERLOAD,
+            knob_columns: knob_columns(&engine),
+        },
         attainment_target: DEFAULT_ATTAINMENT_TARGET,
         warmup_fraction: WARMUP_FRACTION,
         defaults: Defaults {
@@ -564,6 +661,42 @@ mod tests {
                 assert_eq!(r.unit, Unit::Rate, "{}", r.name);
             }
         }
+    }
+
+    #[test]
+    fn each_workloads_slos_are_stops_of_the_slo_sliders() {
+        for w in WORKLOADS {
+            assert!(SLO_TTFT_STOPS_MS.contains(&w.slo_ttft_ms), "{}", w.name);
+            assert!(SLO_TPOT_STOPS_MS.contains(&w.slo_tpot_ms), "{}", w.name);
+        }
+        for stops in [&SLO_TTFT_STOPS_MS[..], &SLO_TPOT_STOPS_MS[..]] {
+            assert!(stops.windows(2).all(|w| w[0] < w[1]));
+        }
+    }
+
+    #[test]
+    fn each_knob_column_changes_one_knob_from_the_baseline() {
+        let s = schema();
+        let base = &s.engine;
+        let cols = &s.lesson.knob_columns;
+        assert_eq!(cols.iter().filter(|c| c.engine == *base).count(), 1);
+        for c in cols {
+            let e = &c.engine;
+            let changed = [
+                e.max_num_seqs != base.max_num_seqs,
+                // Chunked prefill off carries its budget with it: vLLM's is then max_model_len.
+                e.chunked_prefill != base.chunked_prefill
+                    || (e.chunked_prefill && e.max_num_batched_tokens != base.max_num_batched_tokens),
+                e.kv_cache_tokens != base.kv_cache_tokens,
+                e.block_size_tokens != base.block_size_tokens,
+            ];
+            assert!(changed.iter().filter(|&&x| x).count() <= 1, "{}", c.id);
+            if !e.chunked_prefill {
+                assert_eq!(e.max_num_batched_tokens, MAX_MODEL_LEN, "{}", c.id);
+            }
+        }
+        assert_eq!(cols[4].label, "64, KV cache for 100,000 tokens");
+        assert!(s.loads.contains(&s.lesson.overload));
     }
 
     #[test]

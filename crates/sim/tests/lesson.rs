@@ -32,7 +32,8 @@ fn ttft_p99_at_full_load_is_at_least_3x_that_at_85_percent() {
 #[test]
 fn throughput_is_flat_past_capacity_and_goodput_collapses() {
     let cap = rag_capacity();
-    let loads = [0.7, 1.05, 1.1, 1.2];
+    // The page reads throughput and goodput side by side at the schema's overload.
+    let loads = [0.7, 1.05, kneelab_sim::schema::OVERLOAD, 1.2];
     let s: Vec<Summary> = loads.iter().map(|&l| at(l, cap)).collect();
     for (l, x) in loads.iter().zip(&s) {
         println!(
@@ -46,6 +47,8 @@ fn throughput_is_flat_past_capacity_and_goodput_collapses() {
     }
     assert!(s[3].goodput_rps < s[0].goodput_rps, "goodput at 120% must be below goodput at 70%");
     assert!(s[3].goodput_rps < 0.5 * s[3].throughput_rps, "past the knee most requests miss their SLOs");
+    // "At 110% throughput is still …, but goodput is …": goodput has fallen well below throughput.
+    assert!(s[2].goodput_rps < 0.6 * s[2].throughput_rps, "at the overload goodput has collapsed");
 }
 
 #[test]
@@ -231,4 +234,56 @@ fn sizing_from_the_chat_sweep_lands_near_its_saturation() {
     );
     assert!(off.abs() <= 0.15, "{off}");
     assert!(sizing.replicas_at_knee.unwrap() >= sizing.replicas_at_saturation.unwrap());
+}
+
+#[test]
+fn the_knobs_table_says_what_its_sweeps_show() {
+    const CHANGE: f64 = 1.2;
+    // "On your cluster": each column of the knobs table (the schema's) swept as the page sweeps it,
+    // read at the lab's default load, for both workloads. The sentence under the table states a
+    // direction for each column; those directions are checked here.
+    let s = kneelab_sim::schema::schema();
+    let load = kneelab_sim::schema::DEFAULT_LOAD;
+    for (name, workload) in [("rag", rag as fn(LoadConfig, u32) -> Config), ("chat", common::chat)] {
+        let base = workload(LoadConfig::open_offered(load), kneelab_sim::schema::DEFAULT_REQUESTS);
+        let col = |id: &str| {
+            let c = s.lesson.knob_columns.iter().find(|c| c.id == id).unwrap();
+            let config = Config { engine: c.engine.clone(), ..base.clone() };
+            let sw = sweep::sweep(&config, &page_loads(), SweepOptions::default()).unwrap();
+            let p =
+                sw.points.iter().min_by(|a, b| (a.offered_load - load).abs().total_cmp(&(b.offered_load - load).abs()));
+            (sw.capacity_rps, p.unwrap().summary.clone())
+        };
+        let (b_cap, b) = col("base");
+        let (s_cap, small) = col("seqs");
+        let (_, off) = col("nochunk");
+        let (_, budget) = col("budget");
+        let (kv_cap, kv) = col("kv");
+        println!(
+            "{name}: capacity base {b_cap:.2}, seqs {s_cap:.2}, kv {kv_cap:.2}; TPOT p99 base {:.3}, seqs {:.3}, budget {:.3}; \
+             ITL p99 base {:.3}, off {:.3}; TTFT p99 base {:.3}, budget {:.3}; preemptions kv {}",
+            b.tpot_s.p99,
+            small.tpot_s.p99,
+            budget.tpot_s.p99,
+            b.itl_s.p99,
+            off.itl_s.p99,
+            b.ttft_s.p99,
+            budget.ttft_s.p99,
+            kv.num_preemptions
+        );
+        // The page picks each sentence's case by the same rules (`www/js/lesson/cluster.js`, a
+        // change is a factor of CHANGE): under RAG every knob shows its trade; under chat, with
+        // short prompts, only batching does, and the page says how little the others change.
+        let batching = b_cap > CHANGE * s_cap && b.tpot_s.p99 > small.tpot_s.p99;
+        let stall = off.itl_s.p99 > CHANGE * b.itl_s.p99;
+        let trade = budget.tpot_s.p99 * CHANGE < b.tpot_s.p99 && budget.ttft_s.p99 > b.ttft_s.p99;
+        let preempts = kv.num_preemptions > 0 && kv_cap < b_cap;
+        let fits = kv.num_preemptions == 0 && kv_cap >= b_cap;
+        let rag = name == "rag";
+        assert!(batching, "{name}: batching");
+        assert_eq!((stall, trade, preempts, fits), (rag, rag, rag, !rag), "{name}: chunking, budget, KV cache");
+        // And clearly so: no case sits near the line.
+        let itl = off.itl_s.p99 / b.itl_s.p99;
+        assert!(if rag { itl > 2.0 * CHANGE } else { itl < 1.05 }, "{name}: ITL ratio {itl}");
+    }
 }

@@ -12,9 +12,10 @@ import {
   formatTimes,
   nearestPoint,
   onUpdate,
+  say,
   watchNear,
 } from './live.js';
-import { BASE_ENGINE, sweepCached } from './sweeps.js';
+import { sweepCached } from './sweeps.js';
 
 function setupControls(lab, setMain) {
   const load = document.getElementById('cluster-load');
@@ -75,14 +76,9 @@ function setupControls(lab, setMain) {
 
 // --- the knobs side by side -------------------------------------------------------------------
 
-/** Columns: one knob changed from the course's baseline. */
-const COLUMNS = [
-  { id: 'seqs8', engine: { max_num_seqs: 8 } },
-  { id: 'base', engine: {} },
-  { id: 'nochunk', engine: { chunked_prefill: false, max_num_batched_tokens: MAX_MODEL_LEN } },
-  { id: 'b512', engine: { max_num_batched_tokens: 512 } },
-  { id: 'kv100k', engine: { kv_cache_tokens: 100000 } },
-];
+/** Columns: the course's baseline and one knob changed from it (the schema's). */
+const COLUMNS = SCHEMA.lesson.knob_columns;
+const column = (id) => COLUMNS.find((c) => c.id === id);
 const ROWS = [
   ['Capacity', (s) => formatRate(s.capacity_rps)],
   ['Knee', (s) => (s.knee ? `${formatPercent(s.knee.offered_load)} · ${formatRate(s.knee.throughput_rps)}` : 'none')],
@@ -99,28 +95,53 @@ async function sweepColumns(wasm, base) {
   const out = {};
   for (const col of COLUMNS) {
     const config = structuredClone(base);
-    config.engine = { ...config.engine, ...BASE_ENGINE, ...col.engine };
+    config.engine = { ...col.engine };
     config.load = { mode: 'open' };
     out[col.id] = await sweepCached(wasm, config);
   }
   return out;
 }
 
-function knobsText(sweeps, load) {
+// How far a knob must move a number before the sentence calls it a change (else it says how
+// little changed). `crates/sim/tests/lesson.rs` checks which case the default lab is in.
+const CHANGE = 1.2;
+
+/** The sentences under the table: each knob's case, chosen from the sweeps at `load`. */
+function sayKnobs(live, sweeps, load) {
   const at = (id) => nearestPoint(sweeps[id], load).summary;
-  const [s8, base, off, b512, kv] = COLUMNS.map((c) => at(c.id));
   const cap = (id) => sweeps[id].capacity_rps;
-  const parts = [
-    `Batching: 64 sequences give ${formatTimes(cap('base') / cap('seqs8'))} the capacity of 8, ` +
-      `at the price of a TPOT p99 of ${formatSeconds(base.tpot_s.p99)} instead of ${formatSeconds(s8.tpot_s.p99)}.`,
-    `Chunked prefill off: ITL p99 goes from ${formatSeconds(base.itl_s.p99)} to ${formatSeconds(off.itl_s.p99)}, because one long prefill now ` +
-      `stalls every decode in its step, while TTFT p99 moves from ${formatSeconds(base.ttft_s.p99)} to ${formatSeconds(off.ttft_s.p99)}.`,
-    `A 512-token budget smooths TPOT p99 to ${formatSeconds(b512.tpot_s.p99)} but each long prompt needs more steps, and TTFT p99 becomes ` +
-      `${formatSeconds(b512.ttft_s.p99)}.`,
-    `With KV cache for only 100,000 tokens, 64 sequences no longer fit: ${formatMetric('num_preemptions', kv.num_preemptions)} preemptions ` +
-      `in this run, and capacity drops to ${formatRate(cap('kv100k'))}.`,
-  ];
-  return parts.join(' ');
+  const [base, low, off, small, kv] = ['base', 'seqs', 'nochunk', 'budget', 'kv'].map(at);
+  const values = {
+    seqs: column('base').engine.max_num_seqs,
+    seqs_low: column('seqs').engine.max_num_seqs,
+    budget: column('budget').engine.max_num_batched_tokens.toLocaleString('en-US'),
+    kv_tokens: column('kv').engine.kv_cache_tokens.toLocaleString('en-US'),
+    capacity: formatRate(cap('base')),
+    capacity_low: formatRate(cap('seqs')),
+    capacity_kv: formatRate(cap('kv')),
+    capacity_times: formatTimes(cap('base') / cap('seqs')),
+    tpot_p99: formatSeconds(base.tpot_s.p99),
+    tpot_p99_low: formatSeconds(low.tpot_s.p99),
+    tpot_p99_budget: formatSeconds(small.tpot_s.p99),
+    ttft_p99: formatSeconds(base.ttft_s.p99),
+    ttft_p99_off: formatSeconds(off.ttft_s.p99),
+    ttft_p99_budget: formatSeconds(small.ttft_s.p99),
+    itl_p99: formatSeconds(base.itl_s.p99),
+    itl_p99_off: formatSeconds(off.itl_s.p99),
+    preemptions: formatMetric('num_preemptions', kv.num_preemptions),
+  };
+  const cases = {
+    'knobs-seqs': cap('base') > CHANGE * cap('seqs') && base.tpot_s.p99 > low.tpot_s.p99 ? 'trade' : 'other',
+    'knobs-chunk': off.itl_s.p99 > CHANGE * base.itl_s.p99 ? 'stall' : 'other',
+    'knobs-budget': small.tpot_s.p99 * CHANGE < base.tpot_s.p99 && small.ttft_s.p99 > base.ttft_s.p99 ? 'trade' : 'other',
+    'knobs-kv':
+      kv.num_preemptions > 0 && cap('kv') < cap('base') ? 'preempts' : kv.num_preemptions === 0 && cap('kv') >= cap('base') ? 'fits' : 'other',
+  };
+  for (const [id, when] of Object.entries(cases)) {
+    const slot = live.querySelector(`#${id}`);
+    slot.dataset.case = when;
+    say(slot, when, values);
+  }
 }
 
 function setupKnobTable(wasm, lab) {
@@ -128,6 +149,13 @@ function setupKnobTable(wasm, lab) {
   const body = document.getElementById('knobs-body');
   const live = document.getElementById('knobs-live');
   const caption = box.querySelector('caption');
+  const head = document.getElementById('knobs-head');
+  for (const col of COLUMNS) {
+    const th = document.createElement('th');
+    th.scope = 'col';
+    th.textContent = col.label;
+    head.append(th);
+  }
   let near = false;
   let sweeps = null;
   let sweptFor = null;
@@ -155,7 +183,7 @@ function setupKnobTable(wasm, lab) {
         return tr;
       }),
     );
-    fill(live, { knobs_text: knobsText(sweeps, load) });
+    sayKnobs(live, sweeps, load);
   };
 
   const refresh = async () => {

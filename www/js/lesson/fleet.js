@@ -26,12 +26,14 @@ async function insertSection() {
 }
 
 /**
- * `say` is live.js's, handed over by main.js: importing live.js here would split it out of the
+ * `say` and `fill` are live.js's, and the model's name the schema's, handed over by main.js: importing live.js here would split it out of the
  * page's first bundle into a chunk of its own, and the page would load more for it.
  */
-export async function setup({ say }) {
+export async function setup({ say, fill, modelLabel }) {
   const $ = (id) => document.getElementById(id);
   let [fleet] = await Promise.all([loadFleet(), insertSection()]);
+  // The model the prose names, as the rest of the page names it.
+  fill($('fleet'), { model_label: modelLabel });
   const el = $('fleet-lab');
   await el.ready;
   const schema = fleet.fleetSchema();

@@ -15,10 +15,11 @@ import {
   whenNear,
 } from './live.js';
 import { mirror } from './mirror.js';
+import { SCHEMA } from '../knee-lab.js';
 
-/** Slider stops, in ms (index 6 is the RAG default on both). */
-export const TTFT_STOPS_MS = [100, 250, 500, 750, 1000, 1500, 2000, 3000, 5000, 7500, 10000, 20000];
-export const TPOT_STOPS_MS = [10, 20, 30, 50, 75, 100, 200, 300, 500];
+/** Slider stops, in ms (the schema's; each workload's SLOs among them). */
+const TTFT_STOPS_MS = SCHEMA.lesson.slo_ttft_stops_ms;
+const TPOT_STOPS_MS = SCHEMA.lesson.slo_tpot_stops_ms;
 
 const nearestIndex = (stops, v) =>
   stops.reduce((best, s, i) => (Math.abs(Math.log(s / v)) < Math.abs(Math.log(stops[best] / v)) ? i : best), 0);
@@ -72,12 +73,13 @@ function setupDefinitions(lab) {
     if (!sweep) return;
     sweptFor = key;
     const knee = sweep.knee ? pointAt(sweep, sweep.knee.offered_load) : null;
-    const high = pointAt(sweep, 1.1);
+    const high = pointAt(sweep, SCHEMA.lesson.overload);
     fill(live, {
       knee_load: sweep.knee ? formatPercent(sweep.knee.offered_load) : 'below the lowest load swept',
       g_knee: formatRate(knee?.goodput_rps),
-      t_110: formatRate(high?.throughput_rps),
-      g_110: formatRate(high?.goodput_rps),
+      overload: formatPercent(SCHEMA.lesson.overload),
+        t_over: formatRate(high?.throughput_rps),
+      g_over: formatRate(high?.goodput_rps),
     });
   });
 }

@@ -20,7 +20,7 @@ export function heroCaption(s, load) {
     waiting += ` although ${count(free)} seats are free: the step's token budget is spent, so admission waits for the next step`;
   }
   return (
-    `One simulated vLLM replica (Llama-3-8B, RAG traffic at ${formatPercent(load)} of its capacity) during one engine step from ` +
+    `One simulated vLLM replica (${SCHEMA.model_label}, RAG traffic at ${formatPercent(load)} of its capacity) during one engine step from ` +
     `the middle of a run. ${count(s.seats.length)} of its ${count(s.max_num_seqs)} seats are taken: ${count(decoding)} decode one ` +
     `token each, ${count(prefilling)} ${prefilling === 1 ? 'prefills a chunk' : 'prefill chunks'} of ${count(s.prefill_tokens)} prompt ` +
     `tokens${idle > 0 ? `, ${count(idle)} sit this step out` : ''}; ${waiting}. This step computes ` +

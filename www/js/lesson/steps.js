@@ -73,13 +73,14 @@ const STEPS = {
   4: {
     sweepValues: (sweep) => {
       const knee = sweep.knee ? pointAt(sweep, sweep.knee.offered_load) : null;
-      const high = pointAt(sweep, 1.1);
+      const high = pointAt(sweep, SCHEMA.lesson.overload);
       return {
         knee_load: formatPercent(sweep.knee?.offered_load),
         g_knee: formatRate(knee?.goodput_rps),
         t_knee: formatRate(knee?.throughput_rps),
-        t_110: formatRate(high?.throughput_rps),
-        g_110: formatRate(high?.goodput_rps),
+        overload: formatPercent(SCHEMA.lesson.overload),
+        t_over: formatRate(high?.throughput_rps),
+        g_over: formatRate(high?.goodput_rps),
       };
     },
   },
