@@ -478,8 +478,14 @@ test('explain it, the kitchen analogy, and the worked examples', async ({ page }
   const rag = page.locator('#rag-readouts');
   await expect(rag.locator('[data-metric=rag_goodput_rps]')).toHaveAttribute('data-value', /\d/);
   const at85 = await dataValue(rag.locator('[data-metric=rag_goodput_rps]'));
+  const words = page.locator('#rag-words');
+  await expect(words).toContainText("That is above DistServe's 90% bar");
+  await expect(words).toContainText('for this prefill-heavy traffic, TTFT is the promise that breaks first');
   await page.locator('#rag-load input[value="1"]').check();
   await expect.poll(() => dataValue(rag.locator('[data-metric=rag_goodput_rps]'))).toBeLessThan(at85);
+  // The page's case follows the run: at capacity the bar is missed, and the knee is named.
+  await expect(words).toContainText("That is below DistServe's 90% bar: past this replica's knee at");
+  await expect(words).not.toContainText('{');
 });
 
 test.describe('full-page screenshots', () => {

@@ -6,7 +6,7 @@
 // knee's and saturation's throughputs.
 
 import { describeLimits } from '../knee-lab.js';
-import { fill, fillMetrics, formatMetric, formatNumber, formatRate, formatSeconds, onUpdate } from './live.js';
+import { fill, fillMetrics, formatMetric, formatNumber, formatRate, formatSeconds, onUpdate, say } from './live.js';
 
 /** The calculator's fields by the name the engine's `size()` gives them in its errors. */
 const FIELDS = { max_num_seqs: 'll-cap', batch_s: 'll-batch-s', peak_qps: 'll-peak-qps' };
@@ -116,6 +116,10 @@ export function setup({ wasm, lab }) {
       ll_replicas_knee: { value: s.replicas_at_knee, text: s.replicas_at_knee.toLocaleString('en-US') },
       ll_replicas_saturation: { value: s.replicas_at_saturation, text: s.replicas_at_saturation.toLocaleString('en-US') },
     });
+    const extra = s.replicas_at_knee - s.replicas_at_saturation;
+    say(document.getElementById('ll-provision'), extra > 0 ? 'knee' : 'same', {
+      extra: `${extra.toLocaleString('en-US')} replica${extra === 1 ? '' : 's'}`,
+    });
     fill(results, {
       knee_rps: formatRate(r.knee_rps),
       saturation_rps: formatRate(r.saturation_rps),
@@ -126,11 +130,7 @@ export function setup({ wasm, lab }) {
         `${formatMetric('saturation_running', r.saturation_running)} of ${st.maxNumSeqs}, and ` +
         `${describeLimits(r) ?? ''} ` +
         `Saturation squeezes out ${formatRate(r.saturation_rps - r.knee_rps)} more per replica than the knee, but only with a ` +
-        'queue that breaks the SLOs. ' +
-        (s.replicas_at_knee > s.replicas_at_saturation
-          ? `Provision for the knee: ${s.replicas_at_knee - s.replicas_at_saturation} more ` +
-            `replica${s.replicas_at_knee - s.replicas_at_saturation === 1 ? '' : 's'} than the naive count buy the SLO at peak.`
-          : 'Here the knee sits so close to saturation that both counts agree; provision the knee count all the same.'),
+        'queue that breaks the SLOs.',
     });
   }
   button.addEventListener('click', () => {

@@ -24,7 +24,6 @@ export function setup() {
     const lab = createLab(slot, {
       id: 'clocks-lab',
       workload: 'rag',
-      load: 0.85,
       panels: 'timeline',
       controls: 'load',
       metrics: 'ttft_p50 queue_p50 tpot_p50 num_requests_running',

@@ -163,7 +163,7 @@ function setupKnobTable(wasm, lab) {
 
   const renderTable = () => {
     if (!sweeps) return;
-    const load = Math.max(lab.state.load, 0.05);
+    const load = Math.max(lab.state.load, SCHEMA.loads[0]);
     const point = nearestPoint(sweeps.base, load);
     fill(caption, {
       knobs_caption: `${lab.state.workload === 'rag' ? 'RAG' : 'Chat'} traffic on the lab's model; lower rows at ${formatPercent(point.offered_load)} offered load.`,

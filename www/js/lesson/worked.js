@@ -11,6 +11,7 @@ import {
   formatSeconds,
   limitSentence,
   pointAt,
+  say,
   whenNear,
 } from './live.js';
 import { SCHEMA } from '../knee-lab.js';
@@ -36,12 +37,13 @@ function setupRag(wasm, lab) {
     rag_slo_ttft: formatSeconds(rag.slo_ttft_ms / 1000),
     rag_slo_tpot: formatSeconds(rag.slo_tpot_ms / 1000),
   });
+  say(document.getElementById('rag-served'), 'waiting', {});
 
   const render = () => {
     if (!sweep) return;
-    const load = Number(picker.querySelector('input:checked')?.value ?? 0.85);
+    const load = Number(picker.querySelector('input:checked')?.value ?? SCHEMA.defaults.load);
     const p = pointAt(sweep, load);
-    const unloaded = pointAt(sweep, 0.05);
+    const unloaded = pointAt(sweep, SCHEMA.loads[0]);
     fill(box, { ttft_unloaded: formatSeconds(unloaded?.ttft_s.p50), tpot_unloaded: formatSeconds(unloaded?.tpot_s.p50) });
     if (!p) return;
     fillMetrics(readouts, {
@@ -53,21 +55,24 @@ function setupRag(wasm, lab) {
       rag_distserve_rps: { value: sweep.distserve_goodput_rps, text: formatRate(sweep.distserve_goodput_rps) },
     });
     const knee = sweep.knee?.offered_load;
-    const verdict =
-      p.slo_attainment >= sweep.attainment_target
-        ? `That is above DistServe's ${formatPercent(sweep.attainment_target)} bar: a load you can run at.`
-        : `That is below DistServe's ${formatPercent(sweep.attainment_target)} bar: past this replica's knee at ${formatPercent(knee)}.`;
-    fill(box, {
-      rag_text:
-        `At ${formatPercent(load)} of capacity one replica completes ${formatRate(p.throughput_rps)}, and ` +
-        `${formatRate(p.goodput_rps)} of that met both SLOs (${formatPercent(p.slo_attainment)} of requests). ${verdict} ` +
-        `TTFT p99 is ${formatSeconds(p.ttft_s.p99)} and TPOT p99 ${formatSeconds(p.tpot_s.p99)}: ` +
-        (p.ttft_s.p99 > p.slo_ttft_ms / 1000 && p.tpot_s.p99 <= p.slo_tpot_ms / 1000
-          ? 'for this prefill-heavy traffic, TTFT is the promise that breaks first.'
-          : p.tpot_s.p99 > p.slo_tpot_ms / 1000
-            ? 'here even the token drip breaks its promise.'
-            : 'both promises hold for nearly everyone.'),
-    });
+    const values = {
+      load: formatPercent(load),
+      throughput: formatRate(p.throughput_rps),
+      goodput: formatRate(p.goodput_rps),
+      attainment: formatPercent(p.slo_attainment),
+      target: formatPercent(sweep.attainment_target),
+      knee: formatPercent(knee),
+      ttft_p99: formatSeconds(p.ttft_s.p99),
+      tpot_p99: formatSeconds(p.tpot_s.p99),
+    };
+    const ttftBreaks = p.ttft_s.p99 > p.slo_ttft_ms / 1000;
+    const tpotBreaks = p.tpot_s.p99 > p.slo_tpot_ms / 1000;
+    const cases = {
+      'rag-served': 'run',
+      'rag-bar': p.slo_attainment >= sweep.attainment_target ? 'above' : knee == null ? 'below-all' : 'below',
+      'rag-breaks': tpotBreaks ? 'tpot' : ttftBreaks ? 'ttft' : 'neither',
+    };
+    for (const [id, when] of Object.entries(cases)) say(document.getElementById(id), when, values);
   };
   picker.addEventListener('change', render);
   whenNear(box, async () => {
