@@ -84,17 +84,24 @@ function setupKneeText(lab) {
   });
 }
 
+/** How far apart two TTFT p99s must be for the loop comparison to call them different. */
+const APART = 1.2;
+
 function setupLoopCompare(lab) {
   const box = document.getElementById('loop-compare');
   const live = document.getElementById('loop-live');
   let near = false;
+  say(document.getElementById('loop-slider'), 'waiting', {});
   const render = () => {
     const load = lab.state.load;
     fill(box, { load: formatPercent(load) });
     if (!near) return;
     const c = lab.compareLoops();
+    const slider = document.getElementById('loop-slider');
+    const sameSlot = document.getElementById('loop-same');
     if (!c) {
-      fill(live, { loop_text: load > 0 ? 'Simulating both loops…' : 'No traffic at 0%: drag the load up.' });
+      say(slider, load > 0 ? 'running' : 'no-traffic', {});
+      say(sameSlot, '', {});
       return;
     }
     const { open, closed, open_at_closed_throughput: same, capacity_rps: cap, users } = c;
@@ -114,17 +121,21 @@ function setupLoopCompare(lab) {
       loop_same_ttft_p99: p99(same),
       loop_users: m(users, `${formatMetric('users', users)} users`),
     });
-    fill(live, {
-      loop_text:
-        `Same slider position: the closed loop's TTFT p99 (${formatSeconds(closed.ttft_p99_s)}) looks ` +
-        `${formatTimes(open.ttft_p99_s / closed.ttft_p99_s)} better than the open loop's (${formatSeconds(open.ttft_p99_s)}). ` +
-        `But its ${formatMetric('users', users)} users only achieved ${formatRate(closed.throughput_rps)}, ` +
-        `${formatPercent(closed.throughput_rps / cap)} of capacity, where the open loop was pushed to ` +
-        `${formatRate(open.throughput_rps)} (${formatPercent(open.throughput_rps / cap)}). ` +
-        `Same achieved throughput: an open loop offered ${formatRate(closed.throughput_rps)} has a TTFT p99 of ` +
-        `${formatSeconds(same.ttft_p99_s)}, ${formatTimes(same.ttft_p99_s / closed.ttft_p99_s)} the closed loop's. ` +
-        'Most of the “vanished” tail is load the closed loop never offered.',
-    });
+    const values = {
+      closed_p99: formatSeconds(closed.ttft_p99_s),
+      open_p99: formatSeconds(open.ttft_p99_s),
+      same_p99: formatSeconds(same.ttft_p99_s),
+      better: formatTimes(open.ttft_p99_s / closed.ttft_p99_s),
+      same_times: formatTimes(same.ttft_p99_s / closed.ttft_p99_s),
+      users: formatMetric('users', users),
+      closed_rps: formatRate(closed.throughput_rps),
+      closed_share: formatPercent(closed.throughput_rps / cap),
+      open_rps: formatRate(open.throughput_rps),
+      open_share: formatPercent(open.throughput_rps / cap),
+    };
+    // A tail counts as hidden, or as mostly unoffered load, when it moves by more than APART.
+    say(slider, open.ttft_p99_s > APART * closed.ttft_p99_s ? 'hides' : 'alike', values);
+    say(sameSlot, same.ttft_p99_s * APART < open.ttft_p99_s ? 'offered' : 'bursts', values);
   };
   // Up to two more simulations: after a pause, not on every slider step.
   onUpdate(lab, debounce(render, 200));
