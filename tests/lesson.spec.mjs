@@ -125,7 +125,9 @@ test.describe('predict, then reveal', () => {
     expect(Math.abs(qps / r.saturation_rps - 1)).toBeLessThan(0.15);
     const naive = parseFloat(await body.locator('[data-live=naive_qps]').textContent());
     expect(Math.abs(naive / r.saturation_rps - 1)).toBeGreaterThan(0.3);
-    await expect(body.locator('[data-live=engine_check]')).toContainText('sequence cap');
+    await expect(body.locator('#engine-check')).toContainText('sequence cap');
+    await expect(body.locator('#engine-check')).toContainText('replicas.');
+    await expect(body.locator('#engine-check')).not.toContainText('{');
     await expect.poll(() => step.locator('knee-lab #chart-queue').evaluate(inkedPixels)).toBeGreaterThan(1000);
     // The engine's own Little's Law, for each part: the batch and the whole replica.
     await expect(body.locator('[data-live=lw]')).not.toHaveText('—');

@@ -18,10 +18,15 @@ import {
   onUpdate,
   p99Crossing,
   pointAt,
+  say,
   whenNear,
+  words,
 } from './live.js';
 import { SCHEMA } from '../knee-lab.js';
 import { BASE_ENGINE, sweepCached, workloadConfig } from './sweeps.js';
+
+/** The verdicts' words, shared by the five steps (the page's, an author's to edit). */
+const VERDICTS = document.getElementById('verdict-words');
 
 /** The two loads the lesson compares: just below the knee, and capacity. */
 const [BELOW, FULL] = SCHEMA.compare_loads;
@@ -171,7 +176,8 @@ function setupStep(article, spec, wasm, lab) {
     let right;
     let text;
     if (spec.numeric) {
-      const s = wasm.size({ max_num_seqs: SIZING.cap, batch_s: sizing.batchS, peak_qps: SIZING.peakQps });
+      const sized = { max_num_seqs: SIZING.cap, batch_s: sizing.batchS, peak_qps: SIZING.peakQps };
+      const s = wasm.size(sized);
       const naive = wasm.size({ max_num_seqs: SIZING.cap, batch_s: sizing.e2eS, peak_qps: SIZING.peakQps });
       const { knee, saturation } = sizing.sweep;
       const qpsRight = Math.abs(g.qps - s.per_replica_max_qps) <= 0.05 * s.per_replica_max_qps;
@@ -187,30 +193,34 @@ function setupStep(article, spec, wasm, lab) {
         replicas: String(s.replicas),
         naive_qps: formatRate(naive.per_replica_max_qps),
         naive_replicas: String(naive.replicas),
-        engine_check:
-          `The engine agrees: this chat replica saturates at ${formatRate(saturation.throughput_rps)}, ` +
-          `${formatPercent(Math.abs(off))} ${off >= 0 ? 'below' : 'above'} ${SIZING.cap} ÷ the time in the batch, because here the sequence cap is the ` +
-          `limit that binds (for RAG traffic it is prefill; see section 5). ` +
-          (knee
-            ? `Its knee, the highest load at which ${formatPercent(sizing.sweep.attainment_target)} of requests meet both SLOs, ` +
-              `completes ${formatRate(knee.throughput_rps)}: provision ⌈${SIZING.peakQps} ÷ ${formatNumber(knee.throughput_rps)}⌉ = ` +
-              `${wasm.size({ max_num_seqs: SIZING.cap, batch_s: sizing.batchS, peak_qps: SIZING.peakQps, knee_qps: knee.throughput_rps }).replicas_at_knee} replicas.`
-            : 'It misses its SLOs even at the lowest load swept, so it has no knee to provision by.'),
       });
-      text = right
-        ? `Right on both: ${formatNumber(g.qps)} requests per second and ${g.replicas} replicas.`
-        : `You predicted ${formatNumber(g.qps)} requests per second and ${formatNumber(g.replicas)} replicas: ` +
-          `${qpsRight ? 'the QPS is right' : 'the QPS is off'}, ${replicasRight ? 'the replica count is right' : 'the replica count is off'}. ` +
-          'Working it through is what makes it stick.';
+      say(body.querySelector('#engine-agrees'), off >= 0 ? 'below' : 'above', {
+        saturation: formatRate(saturation.throughput_rps),
+        off: formatPercent(Math.abs(off)),
+        cap: String(SIZING.cap),
+      });
+      say(body.querySelector('#engine-knee'), knee ? 'knee' : 'no-knee', {
+        target: formatPercent(sizing.sweep.attainment_target),
+        knee_rps: formatRate(knee?.throughput_rps),
+        peak: String(SIZING.peakQps),
+        knee_qps: formatNumber(knee?.throughput_rps),
+        knee_replicas: knee
+          ? String(wasm.size({ ...sized, knee_qps: knee.throughput_rps }).replicas_at_knee)
+          : '',
+      });
+      text = words(VERDICTS, right ? 'numbers-right' : 'numbers-wrong', {
+        qps: formatNumber(g.qps),
+        replicas: formatNumber(g.replicas),
+        qps_verdict: qpsRight ? 'right' : 'off',
+        replicas_verdict: replicasRight ? 'right' : 'off',
+      });
     } else {
       right = g.value === fieldset.dataset.correct;
       const correctInput = fieldset.querySelector(`input[value="${fieldset.dataset.correct}"]`);
       correctInput.closest('label').classList.add('is-correct');
-      text = right
-        ? `Right. You predicted “${labelOf(g)}”.`
-        : `Not this time: you predicted “${labelOf(g)}”. Wrong guesses are useful: the surprise is what makes the answer stick.`;
+      text = words(VERDICTS, right ? 'right' : 'wrong', { guess: labelOf(g) });
     }
-    verdict.textContent = (right ? '✓ ' : '✗ ') + text;
+    verdict.textContent = text;
     verdict.dataset.correct = String(right);
     body.hidden = false;
     body.focus({ preventScroll: true });
