@@ -123,9 +123,11 @@ test('/metrics holds the request histograms vLLM exports, and the panel judges t
   const reading = page.locator('#metrics-reading');
   await expect(reading).toContainText("Over the run's last");
   await expect(reading).not.toContainText('time to scale out');
+  await expect(page.locator('#waiting-note')).toHaveAttribute('data-case', /^(steady|empty)$/);
   await setLab(page, { load: 1.1 });
   await expect(reading).toContainText('still rising');
   await expect(reading).toContainText('time to scale out');
+  await expect(reading).not.toContainText('close to the run');
   const r = await page.locator('#lab').evaluate((el) => el.readouts);
   expect(r.waiting_window_s).toBeGreaterThan(0);
   expect(r.waiting_window_max).toBeGreaterThanOrEqual(r.waiting_window_mean);

@@ -68,8 +68,43 @@ pub fn format_rate(rps: f64) -> String {
     format!("{rps:.digits$} req/s")
 }
 
+/// A number of things, rounded, with thousands separators: 2048 -> "2,048"; NaN reads "—".
+pub fn format_whole(v: f64) -> String {
+    if !v.is_finite() {
+        return MISSING.to_string();
+    }
+    let n = v.round();
+    let sign = if n < 0.0 { "-" } else { "" };
+    format!("{sign}{}", format_count_u64(n.abs() as u64))
+}
+
+/// A time-averaged number of things: one decimal below 10 ("2.5"), whole above ("27", "1,024").
+pub fn format_mean_count(v: f64) -> String {
+    if v.is_finite() && v.abs() < 10.0 { format!("{v:.1}") } else { format_whole(v) }
+}
+
+/// A ratio of two values: "3.2×" below 10, "12×" above.
+pub fn format_ratio(v: f64) -> String {
+    if !v.is_finite() {
+        return MISSING.to_string();
+    }
+    if v.abs() < 10.0 { format!("{v:.1}×") } else { format!("{}×", format_whole(v)) }
+}
+
+/// Tokens per second: "12,345 tok/s".
+pub fn format_tokens_per_s(v: f64) -> String {
+    if !v.is_finite() {
+        return MISSING.to_string();
+    }
+    format!("{} tok/s", format_whole(v))
+}
+
 /// A count with thousands separators: 2048 -> "2,048".
 pub fn format_count(n: u32) -> String {
+    format_count_u64(u64::from(n))
+}
+
+fn format_count_u64(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, c) in s.chars().enumerate() {

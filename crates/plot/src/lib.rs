@@ -82,7 +82,9 @@ pub mod tail;
 pub mod throughput;
 pub mod timeline;
 
-pub use format::{format_percent, format_rate, format_seconds};
+pub use format::{
+    format_mean_count, format_percent, format_rate, format_ratio, format_seconds, format_tokens_per_s, format_whole,
+};
 pub use frame::DrawResult;
 /// The plotters this crate draws with, so callers build areas with the same version.
 pub use plotters;

@@ -351,6 +351,20 @@ pub const READOUTS: &[Readout] = &[
 /// The readouts a lab shows when its `metrics` attribute is absent.
 pub const DEFAULT_METRICS: usize = 10;
 
+/// How a readout reads: its registered unit; a name outside the registry (a lesson's own
+/// number) reads by its suffix (`_rps` a rate; `_s`, `_mean`, `_p50`, `_p90`, `_p99` a duration).
+pub fn unit_of(name: &str) -> Option<Unit> {
+    READOUTS.iter().find(|r| r.name == name).map(|r| r.unit).or_else(|| {
+        if name.ends_with("_rps") {
+            Some(Unit::Rate)
+        } else if ["_s", "_mean", "_p50", "_p90", "_p99"].iter().any(|suffix| name.ends_with(suffix)) {
+            Some(Unit::Seconds)
+        } else {
+            None
+        }
+    })
+}
+
 /// Everything the page needs to know about settings, exported once.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Schema {
@@ -456,23 +470,10 @@ fn knob_columns(base: &EngineConfig) -> Vec<KnobColumn> {
         },
         KnobColumn {
             id: "kv",
-            label: format!("{seqs}, KV cache for {} tokens", thousands(small_kv.kv_cache_tokens)),
+            label: format!("{seqs}, KV cache for {}k tokens", small_kv.kv_cache_tokens / 1000),
             engine: small_kv,
         },
     ]
-}
-
-/// `n` with commas between thousands (100,000).
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The replica player's settings (the `replica` panel).
@@ -664,6 +665,17 @@ mod tests {
     }
 
     #[test]
+    fn a_name_reads_by_its_registered_unit_else_by_its_suffix() {
+        assert_eq!(unit_of("kv_cache_usage"), Some(Unit::Percent));
+        assert_eq!(unit_of("num_preemptions"), Some(Unit::Count));
+        assert_eq!(unit_of("knee_rps"), Some(Unit::Rate));
+        assert_eq!(unit_of("lesson_batch_s"), Some(Unit::Seconds));
+        assert_eq!(unit_of("lesson_p99"), Some(Unit::Seconds));
+        assert_eq!(unit_of("users"), Some(Unit::Count));
+        assert_eq!(unit_of("a_lesson_label"), None);
+    }
+
+    #[test]
     fn each_workloads_slos_are_stops_of_the_slo_sliders() {
         for w in WORKLOADS {
             assert!(SLO_TTFT_STOPS_MS.contains(&w.slo_ttft_ms), "{}", w.name);
@@ -695,7 +707,7 @@ mod tests {
                 assert_eq!(e.max_num_batched_tokens, MAX_MODEL_LEN, "{}", c.id);
             }
         }
-        assert_eq!(cols[4].label, "64, KV cache for 100,000 tokens");
+        assert_eq!(cols[4].label, "64, KV cache for 100k tokens");
         assert!(s.loads.contains(&s.lesson.overload));
     }
 

@@ -63,6 +63,25 @@ pub fn format_rate(rps: f64) -> String {
     kneelab_plot::format_rate(rps)
 }
 
+/// A readout's value as the page writes it, by its name's unit
+/// ([`kneelab_sim::schema::unit_of`]): the charts' formatters for durations, rates and
+/// percentages, and the same rules for counts, means, ratios and token rates, so no number on
+/// the page is written by a second formatter.
+#[wasm_bindgen(js_name = formatMetric)]
+pub fn format_metric(name: &str, value: f64) -> String {
+    use kneelab_sim::schema::{Unit, unit_of};
+    match unit_of(name) {
+        Some(Unit::Seconds) => kneelab_plot::format_seconds(value),
+        Some(Unit::Rate) => kneelab_plot::format_rate(value),
+        Some(Unit::Percent) => kneelab_plot::format_percent(value),
+        Some(Unit::Count) => kneelab_plot::format_whole(value),
+        Some(Unit::MeanCount) => kneelab_plot::format_mean_count(value),
+        Some(Unit::Ratio) => kneelab_plot::format_ratio(value),
+        Some(Unit::TokensPerSecond) => kneelab_plot::format_tokens_per_s(value),
+        Some(Unit::Flag) | None => format!("{value}"),
+    }
+}
+
 /// Runs one config (the CLI's `kneelab run`) and returns its Summary.
 #[wasm_bindgen]
 pub fn simulate(config: JsValue) -> Result<JsValue, Fault> {

@@ -3,7 +3,10 @@
 // would: the gauges, the waiting queue judged over the run's last minute (never one scrape), and
 // histogram_quantile(0.99, ...) over the latency histograms.
 
-import { fill, formatMetric, formatPercent, formatSeconds, onUpdate } from './live.js';
+import { fill, formatMetric, formatPercent, formatSeconds, onUpdate, say } from './live.js';
+
+/** How far the window's average must sit from the run's to count as above or below it. */
+const APART = 1.25;
 
 /** `name{labels} value` samples of one metric family, in order. */
 function samples(text, name) {
@@ -65,28 +68,30 @@ export function setup({ lab }) {
     const running = gauge(text, 'vllm:num_requests_running');
     // Judge the queue over a window, as an alert rule would (avg_over_time / max_over_time).
     const [first, second] = [r.waiting_window_first_half, r.waiting_window_second_half];
-    let note = '';
-    if (r.waiting_window_mean != null) {
-      const over =
-        `Over the run's last ${formatSeconds(r.waiting_window_s)} it averaged ${formatMetric('waiting_window_mean', r.waiting_window_mean)} ` +
-        `(at most ${formatMetric('waiting_window_max', r.waiting_window_max)})`;
-      // Growing: the last minute is well above the run's own average and still rising within it.
-      const growing = r.waiting_window_mean > 5 && r.waiting_window_mean > 1.5 * r.num_requests_waiting && second >= first;
-      if (growing) {
-        note =
-          `${over}, against ${formatMetric('num_requests_waiting', r.num_requests_waiting)} over the whole run, and still rising from ` +
-          `${formatMetric('waiting_window_first_half', first)} to ${formatMetric('waiting_window_second_half', second)} between its halves: ` +
-          'the queue grows, so the replica is past its knee: time to scale out.';
-      } else if (r.waiting_window_max === 0) {
-        note = `${over}: empty throughout, so this replica keeps up.`;
-      } else {
-        note = `${over}, close to the run's own ${formatMetric('num_requests_waiting', r.num_requests_waiting)}: a queue that comes and goes without growing, which one scrape cannot tell from a growing one.`;
-      }
+    const [mean, runMean] = [r.waiting_window_mean, r.num_requests_waiting];
+    const slot = document.getElementById('waiting-note');
+    if (mean == null) {
+      say(slot, '', {});
+    } else {
+      // As an alert rule would: the window's average against the run's, and its trend.
+      let when = 'steady';
+      if (r.waiting_window_max === 0) when = 'empty';
+      else if (mean > 5 && mean > APART * runMean && second > first) when = 'growing';
+      else if (mean > APART * runMean && mean - runMean > 1) when = 'above';
+      else if (mean * APART < runMean && runMean - mean > 1) when = 'below';
+      slot.dataset.case = when;
+      say(slot, when, {
+        window: formatSeconds(r.waiting_window_s),
+        mean: formatMetric('waiting_window_mean', mean),
+        max: formatMetric('waiting_window_max', r.waiting_window_max),
+        run_mean: formatMetric('num_requests_waiting', runMean),
+        first: formatMetric('waiting_window_first_half', first),
+        second: formatMetric('waiting_window_second_half', second),
+      });
     }
     fill(reading, {
       running: running == null ? '—' : formatMetric('num_requests_running_now', running),
       waiting: waiting == null ? '—' : formatMetric('num_requests_waiting_now', waiting),
-      waiting_note: note,
       kv: formatPercent(gauge(text, 'vllm:kv_cache_usage_perc')),
       preemptions: formatMetric('num_preemptions', gauge(text, 'vllm:num_preemptions_total')),
       ttft_q99: formatSeconds(histogramQuantile(text, 'vllm:time_to_first_token_seconds', 0.99)),
