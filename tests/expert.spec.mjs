@@ -143,6 +143,16 @@ test('one knee, named: the SLO knee by its rule, the p99 crossing and the satura
   await expect(live).toContainText(`crosses its 2 s SLO at about ${Math.round(r.ttft_p99_crossing_load * 100)}% of capacity`);
   await expect(live).toContainText(`saturation point`);
   await expect(live).toContainText(`${Math.round(r.saturation_load * 100)}% of capacity`);
+  // "The mean looks fine while p99 breaks": said exactly when the sweep shows it, at its load.
+  const hides = await page.locator('#lab').evaluate((el) => {
+    const slo = el.readouts.slo_ttft_s;
+    const ps = el.sweep.points.filter((p) => p.offered_load >= 0.8 - 1e-9 && p.offered_load <= 1 + 1e-9);
+    return ps.filter((p) => p.summary.ttft_s.mean <= slo && p.summary.ttft_s.p99 > slo).map((p) => p.offered_load).at(-1) ?? null;
+  });
+  const meanLive = page.locator('#mean-live');
+  if (hides == null) await expect(meanLive).toHaveText('');
+  else await expect(meanLive).toContainText(`At ${Math.round(hides * 100)}% of capacity the mean TTFT`);
+  console.log(`mean inside the SLO while p99 breaks it, at the highest such load in 80-100%: ${hides}`);
   // The crossing sits below the attainment knee on this replica, and the page says so at the knee.
   expect(r.ttft_p99_crossing_load).toBeLessThan(r.knee_load);
   await setLab(page, { load: r.knee_load });

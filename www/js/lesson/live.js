@@ -168,9 +168,12 @@ export function nextTask() {
   return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
+/** The tail's words, the page's (`#tail-words`), for a case and its numbers. */
+const tailWords = (when, values = {}) => words(document.getElementById('tail-words'), when, values);
+
 /**
- * A sentence for the lesson's "p99 crosses the SLO while the mean looks fine", if this sweep
- * shows it between 80% and 100% of capacity (the highest such load); null if it does not.
+ * The lesson's "p99 crosses the SLO while the mean looks fine", if this sweep shows it between
+ * 80% and 100% of capacity (the highest such load); null if it does not.
  */
 export function meanVsTail(sweep, sloS) {
   if (!sweep || !Number.isFinite(sloS)) return null;
@@ -182,11 +185,13 @@ export function meanVsTail(sweep, sloS) {
   }
   if (!found) return null;
   const t = found.summary.ttft_s;
-  return (
-    `At ${formatPercent(found.offered_load)} of capacity the mean TTFT (${formatSeconds(t.mean)}) is still inside the ` +
-    `${formatSeconds(sloS)} SLO, while p99 (${formatSeconds(t.p99)}) is ${formatTimes(t.p99 / sloS)} the SLO: ` +
-    'a dashboard of averages would say all is well.'
-  );
+  return tailWords('mean-hides', {
+    load: formatPercent(found.offered_load),
+    mean: formatSeconds(t.mean),
+    slo: formatSeconds(sloS),
+    p99: formatSeconds(t.p99),
+    times: formatTimes(t.p99 / sloS),
+  });
 }
 
 /** Which limit binds, in words, from a sweep (its `limits` and measured capacity). */
@@ -202,10 +207,11 @@ export function limitSentence(sweep) {
   });
 }
 
-/** Where TTFT p99 crosses its SLO in the sweep, in words. */
+/** Where TTFT p99 crosses its SLO in the sweep, in words ('' until the sweep is done). */
 export function p99Crossing(r) {
   if (r.ttft_p99_crossing_load != null) {
-    return `TTFT p99 crosses its ${formatSeconds(r.slo_ttft_s)} SLO at about ${formatPercent(r.ttft_p99_crossing_load)} of capacity.`;
+    return tailWords('crosses', { slo: formatSeconds(r.slo_ttft_s), load: formatPercent(r.ttft_p99_crossing_load) });
   }
-  return r.sweep_points != null ? `TTFT p99 stays ${r.ttft_p99 > r.slo_ttft_s ? 'above' : 'within'} its SLO across the sweep.` : '';
+  if (r.sweep_points == null) return '';
+  return tailWords(r.ttft_p99 > r.slo_ttft_s ? 'above' : 'within');
 }
