@@ -58,14 +58,12 @@ export class LabCore {
     this.#root = root;
     this.ready.catch(() => {}); // a lab that never loads leaves no unhandled rejection behind
     this.alerts = new Alerts(host, root);
-    this.feed = new PlayerFeed(host, root, {
-      sim: this.sim,
-      timings: this.timings.player,
-      colours: () => chartColours(host),
-      showError: (err) => this.alerts.showError(err),
-      shown: () => this.panels.includes(PLAYER_PANEL),
-      busy: () => this.#pointDirty || (this.sim.sweeping && !this.sim.measured),
-    });
+    this.feed = new PlayerFeed(host, root, this);
+  }
+
+  /** Whether the point is still changing: it is to be re-run, or waits for the capacity. */
+  get busy() {
+    return this.#pointDirty || (this.sim.sweeping && !this.sim.measured);
   }
 
   /** Resolves when no sweep or point is pending (and no crashed simulator is being replaced). */
@@ -239,7 +237,7 @@ export class LabCore {
     try {
       if (this.#pointDirty) {
         // Measuring the capacity in one go would be a long task: the sweep's slices do it.
-        if (this.sim.sweeping && !this.sim.measured) return;
+        if (this.sim.sweeping && !this.sim.measured) return; // see `busy`
         this.#pointDirty = false;
         this.readouts = sim.lab.runPoint();
         this.feed.stale = true;

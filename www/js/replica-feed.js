@@ -4,6 +4,7 @@
 
 import { PLAYER_PANEL, ReplicaPlayer } from './replica-player.js';
 import { pushCapped } from './schedule.js';
+import { chartColours } from './knee-lab-style.js';
 
 export { PLAYER_PANEL };
 
@@ -16,25 +17,15 @@ export class PlayerFeed {
   /** Whether the player's trace is older than the current point (rebuilt once input pauses). */
   stale = true;
   #host;
-  #sim;
-  #timings;
-  #showError;
-  #shown;
-  #busy;
+  #core;
   #timer = 0;
 
-  /**
-   * A feed for the player in `root`, from `sim`'s `Lab`: `timings` gets each trace's time in ms;
-   * `shown()` says whether the panel is shown, `busy()` whether the point is still changing.
-   */
-  constructor(host, root, { sim, timings, colours, showError, shown, busy }) {
+  /** A feed for the player in `root`, from the lab `core` (knee-lab-core.js) of `host`. */
+  constructor(host, root, core) {
     this.#host = host;
-    this.#sim = sim;
-    this.#timings = timings;
-    this.#showError = showError;
-    this.#shown = shown;
-    this.#busy = busy;
-    this.player = new ReplicaPlayer(root, { colours, onError: (err) => sim.crashed(err) || showError(err) });
+    this.#core = core;
+    const onError = (err) => core.sim.crashed(err) || core.alerts.showError(err);
+    this.player = new ReplicaPlayer(root, { colours: () => chartColours(host), onError });
   }
 
   /** Draws the player again, or traces the current point first if its trace is older. */
@@ -55,16 +46,17 @@ export class PlayerFeed {
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
       this.#timer = 0;
-      if (!this.#sim.alive() || !this.#shown() || !this.stale) return;
-      if (this.#busy()) return this.#schedule();
+      const { sim, panels, timings, alerts } = this.#core;
+      if (!sim.alive() || !panels.includes(PLAYER_PANEL) || !this.stale) return;
+      if (this.#core.busy) return this.#schedule(); // the point is still changing
       let source;
       const began = performance.now();
       try {
-        source = this.#sim.lab.replicaPlayer();
-        pushCapped(this.#timings, performance.now() - began);
+        source = sim.lab.replicaPlayer();
+        pushCapped(timings.player, performance.now() - began);
       } catch (err) {
-        if (this.#sim.crashed(err)) return;
-        if (err.kind !== 'state') this.#showError(err);
+        if (sim.crashed(err)) return;
+        if (err.kind !== 'state') alerts.showError(err);
         return; // no point yet: the next render asks again
       }
       this.stale = false;
