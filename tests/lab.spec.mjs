@@ -395,8 +395,11 @@ test('every control change: first redraw within 150 ms (p95), the whole sweep wi
 // (the `replica` panel: its data export, the whole run's queue strip, the windows traced on
 // request, and its module) added 9.7 KiB, to 231.0 KiB (the wasm 174,788 bytes); the lesson's
 // text for it and the fleet section's heading and loader (its lab, text and wasm module load as
-// the section nears) 1.2 KiB, to 232.2 KiB. The bars below are what this reached.
-const BUDGETS = { '/': 238_500, '/lab.html': 201_000 };
+// the section nears) 1.2 KiB, to 232.2 KiB. Splitting the element into modules (a core, a
+// simulator handle, the form, the words; +550 bytes of the element's chunk), the schema's table of
+// settings by Config path (+433) and a lab's own checks of its load and run length in the wasm
+// (+208) added 1.2 KiB, to 233.4 KiB. The bars below are what this reached.
+const BUDGETS = { '/': 239_700, '/lab.html': 202_200 };
 test('everything the pages load totals at most its budget gzipped, all from this origin', async ({ page, request }) => {
   for (const [url, budget] of Object.entries(BUDGETS)) {
     const loaded = new Set();
