@@ -78,9 +78,28 @@ export declare const DEFAULT_STATE: Readonly<KneeLabState>;
 export declare const KNEE_RULES: Readonly<Record<string, string>>;
 export declare const LOAD_PCT: Readonly<{ min: number; max: number; step: number }>;
 export declare function kvLabel(tokens: number): string;
-/** URL-style `[attribute name, text]` pairs as a partial state (values an attribute would refuse are left out). */
+/** One setting of a lab (`SCHEMA.settings`): its Config path, attribute alias, state key and kind. */
+export interface KneeLabSetting {
+  /** The Config field it sets (`engine.max_num_seqs`); absent for a view setting. */
+  readonly path?: string;
+  /** The short attribute name (`max-num-seqs`). */
+  readonly attribute: string;
+  readonly key: keyof KneeLabState;
+  readonly kind: 'number' | 'choice' | 'flag';
+  /** A choice's values. */
+  readonly choices?: readonly string[];
+  /** The id of the control that shows its errors. */
+  readonly control?: string;
+  /** Config fields derived from it, whose errors belong to its control. */
+  readonly derived?: readonly string[];
+  /** Reads an attribute's text: a value, or throws an Error naming `name`. */
+  parse(name: string, text: string): KneeLabState[keyof KneeLabState];
+}
+/** Every setting: attributes, URL parameters and the lesson's links are keyed through this table. */
+export declare const SETTINGS: readonly KneeLabSetting[];
+/** URL-style `[name, text]` pairs, by Config path or alias, as a partial state (text a setting cannot read is left out). */
 export declare function readSettings(pairs: Iterable<[string, string]>): Partial<KneeLabState>;
-/** A state as `[attribute name, text]` pairs. */
+/** A state as `[Config path, text]` pairs (the alias for a setting without one). */
 export declare function settingsOf(state: Partial<KneeLabState>): [string, string][];
 /** Which limit binds, in words, from a lab's readouts; null until they are known. */
 export declare function describeLimits(readouts: KneeLabReadouts): string | null;

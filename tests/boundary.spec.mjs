@@ -86,7 +86,7 @@ test('wrong arguments from JS are errors naming them, and the Lab stays usable',
       }
     };
     const lab = new wasm.Lab();
-    const config = { run: { requests: 300 }, load: { mode: 'open' } };
+    const config = { run: { requests: 500 }, load: { mode: 'open' } };
     attempt(() => lab.setConfig({ get engine() { throw new Error('a getter that throws'); } }));
     attempt(() => lab.setConfig(5));
     attempt(() => lab.setConfig({ engine: { max_num_seq: 1 } }));

@@ -168,7 +168,7 @@ test('one knee, named: the SLO knee by its rule, the p99 crossing and the satura
   expect(r.knee_ttft_p99_s).toBeLessThanOrEqual(r.slo_ttft_s);
   await expect(page.locator('#lab').locator('#knee-rule')).toHaveValue('p99');
   // The choice is part of the link.
-  await expect.poll(() => page.evaluate(() => location.hash)).toContain('knee-rule=p99');
+  await expect.poll(() => page.evaluate(() => location.hash)).toContain('slo.knee=p99');
 });
 
 test('a bad knee-rule attribute is an error naming it', async ({ page }) => {

@@ -243,7 +243,7 @@ async function fuzzWasm({ seed, count, selfThrowing = false }) {
       workload: { preset: 'rag' },
       load: { mode: 'open' },
       slo: { ttft_ms: 2000, tpot_ms: 200 },
-      run: { requests: 300, warmup_requests: 30 },
+      run: { requests: 500, warmup_requests: 50 },
     });
     lab.setLoad(0.8);
     const r = lab.runPoint();

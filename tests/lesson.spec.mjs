@@ -297,7 +297,7 @@ test('on your cluster: a KV cache too small for 64 sequences shows preemptions, 
   await page.locator('#cluster-kv').selectOption('50000');
   await labIdle(page);
   await expect.poll(async () => Number((await preemptions.textContent()).replace(/,/g, ''))).toBeGreaterThan(0);
-  await expect.poll(() => page.evaluate(() => location.hash)).toMatch(/kv-cache-tokens=50000/);
+  await expect.poll(() => page.evaluate(() => location.hash)).toMatch(/engine\.kv_cache_tokens=50000/);
 });
 
 test.describe('URL state', () => {
@@ -309,7 +309,8 @@ test.describe('URL state', () => {
     await page.locator('input[name="cluster-seqs"][value="8"]').check();
     await page.locator('#slo-ttft-range').fill('4'); // 1 s
     // The hash is written debounced: wait until it carries every change.
-    for (const part of [/mode=closed/, /max-num-seqs=8/, /preset=llama-3-8b-h100/, /slo-ttft-ms=1000/]) {
+    // Keyed by Config path, as the CLI's JSON names them.
+    for (const part of [/load\.mode=closed/, /engine\.max_num_seqs=8/, /cost\.preset=llama-3-8b-h100/, /slo\.ttft_ms=1000/]) {
       await expect.poll(() => page.evaluate(() => location.hash)).toMatch(part);
     }
     const hash = await page.evaluate(() => location.hash);
@@ -322,6 +323,23 @@ test.describe('URL state', () => {
     await expect(page.locator('input[name="cluster-seqs"][value="8"]')).toBeChecked();
     const state = await page.locator('#lab').evaluate((el) => el.state);
     expect(state).toMatchObject({ mode: 'closed', preset: 'llama-3-8b-h100', maxNumSeqs: 8, sloTtftMs: 1000 });
+  });
+
+  test('a link keyed by Config paths applies, and so does one with the old short names', async ({ page }) => {
+    await openPage(page, '/#engine.max_num_seqs=32&load.offered_load=0.7&workload.preset=chat&slo.knee=p99&engine.chunked_prefill=false');
+    await expect(page.locator('knee-lab#lab #max-num-seqs')).toHaveValue('32');
+    await expect(page.locator('knee-lab#lab #offered-load')).toHaveValue('70');
+    const state = await page.locator('#lab').evaluate((el) => el.state);
+    expect(state).toMatchObject({ maxNumSeqs: 32, load: 0.7, workload: 'chat', kneeRule: 'p99', chunkedPrefill: false });
+    await page.evaluate(() => {
+      location.hash = '#max-num-seqs=16&knee-rule=attainment';
+    });
+    await expect(page.locator('knee-lab#lab #max-num-seqs')).toHaveValue('16');
+    expect(await page.locator('#lab').evaluate((el) => el.state.kneeRule)).toBe('attainment');
+    // What the page writes back is keyed by Config path.
+    await page.locator('input[name="cluster-seqs"][value="8"]').check();
+    await expect.poll(() => page.evaluate(() => location.hash)).toMatch(/engine\.max_num_seqs=8/);
+    expect(await page.evaluate(() => location.hash)).not.toMatch(/max-num-seqs/);
   });
 
   test('a shared link applies; invalid values are ignored; hashchange applies too', async ({ page }) => {

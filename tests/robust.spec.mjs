@@ -177,16 +177,19 @@ test.describe('attributes', () => {
       ['load', 'NaN', 'offered-load', /^load: "NaN" is not a decimal number$/],
       ['load', 'Infinity', 'offered-load', /^load: "Infinity" is not a decimal number$/],
       ['load', 'lots', 'offered-load', /^load: "lots" is not a decimal number$/],
-      ['load', '5', 'offered-load', /^load: 5 is outside the slider’s range, 0 to 1\.2$/],
-      ['load', '-0.1', 'offered-load', /^load: -0\.1 is outside/],
+      // Ranges are the engine's (a lab's slider, its run lengths): its errors name the config path.
+      ['load', '5', 'offered-load', /^load\.offered_load: a lab's slider goes from 0 to 1\.2, got 5$/],
+      ['load', '-0.1', 'offered-load', /^load\.offered_load: must be from/],
       ['load', '1e400', 'offered-load', /^load: 1e400 is too large$/],
       ['max-num-seqs', '0x40', 'max-num-seqs', /^max-num-seqs: "0x40" is not a decimal number$/],
-      ['max-num-seqs', '64.5', 'max-num-seqs', /^max-num-seqs: 64\.5 is not a whole number$/],
+      ['max-num-seqs', '64.5', 'max-num-seqs', /^engine\.max_num_seqs: /],
       ['slo-ttft-ms', '', 'slo-ttft-ms', /^slo-ttft-ms: the value is empty/],
       ['kv-cache-tokens', 'Infinity', 'kv-cache-tokens', /^kv-cache-tokens: "Infinity" is not a decimal number$/],
-      ['think-time-s', 'NaN', 'general', /^think-time-s: "NaN" is not a decimal number$/],
-      ['requests', '100', 'general', /^requests: 100 is outside 500 to 20,000$/],
-      ['seed', '-1', 'general', /^seed: -1 is outside 0 to /],
+      ['think-time-s', 'NaN', 'offered-load', /^think-time-s: "NaN" is not a decimal number$/],
+      ['requests', '100', 'general', /^run\.requests: a lab runs 500 to 20000 requests a point/],
+      ['seed', '-1', 'general', /^seed: /],
+      ['engine.max_num_seqs', 'lots', 'max-num-seqs', /^engine\.max_num_seqs: "lots" is not a decimal number$/],
+      ['load.offered_load', 'lots', 'offered-load', /^load\.offered_load: "lots" is not a decimal number$/],
     ]) {
       await setAttr(page, name, value);
       await expect(alert(page, id), `${name}="${value}"`).toHaveText(says);
@@ -341,6 +344,45 @@ test.describe('attributes', () => {
     await expect(page.locator(`${LAB} #general-error`)).toHaveText(/^workload: "w{59}" is not one of chat, rag\spreset: "p{59}" is not/);
     await page.locator(`${LAB} #general-error`).screenshot({ path: new URL('./test-results/screenshots/lab-360-errors.png', import.meta.url).pathname });
     await context.close();
+  });
+
+  test('every setting of the schema\'s table, by its Config path: a bad value marks its control', async ({ page }) => {
+    await openLab(page);
+    const rows = await page.evaluate(async () => (await import('/js/knee-lab.js')).SETTINGS.filter((s) => s.path));
+    expect(rows.length).toBeGreaterThanOrEqual(15);
+    // The alert a row's errors show in: its control's own, or the general one if the control has none.
+    const home = (row) =>
+      page.locator(LAB).evaluate((el, control) => (el.shadowRoot.getElementById(`${control}-error`) ? control : 'general'), row.control);
+    for (const row of rows) {
+      const at = await home(row);
+      // Text its kind cannot read: the page's own error, named by the path it was set by.
+      const unreadable = row.kind === 'flag' ? 'maybe' : 'lots';
+      await setAttr(page, row.path, unreadable);
+      await expect(alert(page, at), `${row.path}="${unreadable}"`).toHaveText(new RegExp(`^${row.path.replaceAll('.', '\\.')}: "${unreadable}"`));
+      await setAttr(page, row.path, null);
+      await expect(alert(page, at)).toHaveText('');
+      if (row.kind !== 'number') continue;
+      // A number the engine (or the page's schema range) refuses: the error names the path.
+      if (row.key === 'thinkTimeS') await setAttr(page, 'mode', 'closed'); // only a closed loop thinks
+      await setAttr(page, row.path, '-5');
+      await expect(alert(page, at), `${row.path}="-5"`).toHaveText(new RegExp(`^${row.path.replaceAll('.', '\\.')}: `));
+      await setAttr(page, row.path, null);
+      await expect(alert(page, at)).toHaveText('');
+      await setAttr(page, 'mode', null);
+    }
+  });
+
+  test('a setting set by both names: the last set wins, and removing one falls back to the other', async ({ page }) => {
+    await openLab(page);
+    const seqs = () => page.locator(LAB).evaluate((el) => el.state.maxNumSeqs);
+    await setAttr(page, 'max-num-seqs', '128');
+    await setAttr(page, 'engine.max_num_seqs', '32');
+    expect(await seqs()).toBe(32);
+    await expect(page.locator(`${LAB} #max-num-seqs`)).toHaveValue('32');
+    await setAttr(page, 'engine.max_num_seqs', null);
+    expect(await seqs()).toBe(128);
+    await setAttr(page, 'max-num-seqs', null);
+    expect(await seqs()).toBe(64);
   });
 
   test('removing an attribute restores the default for that setting', async ({ page }) => {

@@ -2,6 +2,7 @@
 // slice at a time: what <fleet-lab> and the lesson's predict step share.
 
 import { pkgUrl } from './wasm.js';
+import { nextTask } from './schedule.js';
 
 /** Wall time one slice of a run may take, in ms: well under a frame's long-task limit. */
 const SLICE_MS = 8;
@@ -33,15 +34,6 @@ export function discardFleet() {
   instance += 1;
 }
 
-/** Yields to the event loop (a task, without setTimeout's clamping). */
-export function yieldTask() {
-  return new Promise((resolve) => {
-    const { port1, port2 } = new MessageChannel();
-    port1.onmessage = () => resolve();
-    port2.postMessage(null);
-  });
-}
-
 /**
  * Runs `config` to the end a slice per task; `onSlice(lab)` after each. Throws the engine's
  * Error (with `path`) for a bad config, or `{ cancelled: true }` once `isCancelled()` says so.
@@ -51,7 +43,7 @@ export async function runSliced(fleet, config, { onSlice = () => {}, isCancelled
   const lab = new fleet.FleetLab(config);
   while (lab.step(SLICE_MS)) {
     onSlice(lab);
-    await yieldTask();
+    await nextTask();
     if (isCancelled()) throw { cancelled: true };
   }
   onSlice(lab);

@@ -6,7 +6,7 @@
 // `theme="light"` or `theme="dark"` picks a scheme; `auto` (the default) follows the OS.
 
 import SCHEMA from '../pkg/kneelab_schema.js';
-import { PLAYER_CSS } from './replica-player.js';
+import { PLAYER_CSS } from './replica-player-view.js';
 
 const scheme = (name, t, rest) =>
   `color-scheme: ${name}; --kl-bg: ${t.bg}; --kl-fg: ${t.fg}; --kl-muted: ${t.muted}; --kl-grid: ${t.grid}; ${rest}`;
@@ -94,3 +94,42 @@ figure.wide canvas { height: 300px; }
   .readouts dd { font-size: 17px; }
 }
 ${PLAYER_CSS}`);
+
+const darkQuery = matchMedia('(prefers-color-scheme: dark)');
+/** Normalises any CSS colour to `#rrggbb` (a 2D context's fillStyle does). */
+const probe = document.createElement('canvas').getContext('2d');
+
+/**
+ * `host`'s --kl-bg, --kl-fg, --kl-muted and --kl-grid as 0xRRGGBB (-1 where a value is not an
+ * opaque colour), and whether the background is dark (the charts' series palette follows it).
+ */
+export function chartColours(host) {
+  const css = getComputedStyle(host);
+  const chrome = ['bg', 'fg', 'muted', 'grid'].map((name) => {
+    probe.fillStyle = '#010203';
+    probe.fillStyle = css.getPropertyValue(`--kl-${name}`).trim() || '#010203';
+    const hex = probe.fillStyle; // #rrggbb, or rgba(...) if not opaque
+    return hex !== '#010203' && hex[0] === '#' ? parseInt(hex.slice(1), 16) : -1;
+  });
+  const bg = chrome[0];
+  const luma = ((bg >> 16) & 255) * 0.299 + ((bg >> 8) & 255) * 0.587 + (bg & 255) * 0.114;
+  return [chrome, bg < 0 ? darkQuery.matches : luma < 128];
+}
+
+/** Calls `onChange` when the OS's colour scheme or a site's own theme toggle may have changed the colours. */
+export function watchTheme(host, onChange) {
+  const watch = new MutationObserver(onChange);
+  return {
+    observe() {
+      darkQuery.addEventListener('change', onChange);
+      // A class or data- attribute on <html> or <body>, or the lab's own style.
+      for (const el of [document.documentElement, document.body, host]) {
+        if (el) watch.observe(el, { attributes: true, attributeFilter: ['class', 'style', 'data-theme', 'data-md-color-scheme'] });
+      }
+    },
+    disconnect() {
+      watch.disconnect();
+      darkQuery.removeEventListener('change', onChange);
+    },
+  };
+}

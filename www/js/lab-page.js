@@ -1,8 +1,8 @@
 // lab.html: the knee lab on its own, and the page an iframe embed loads.
 //
-// URL parameters set the lab's attributes, with the same names and the same checks
-// (`lab.html?workload=chat&load=0.9&panels=latency+throughput`); a bad value is shown on the
-// lab, naming the parameter. In an iframe the page posts its height to the parent whenever it
+// URL parameters set the lab's attributes, with the same names (a Config path or its alias) and
+// the same checks (`lab.html?workload.preset=chat&load=0.9&panels=latency+throughput`); a bad
+// value is shown on the lab, naming the parameter. In an iframe the page posts its height to the parent whenever it
 // changes, as `{ type: 'kneelab:height', height }` (CSS pixels), so the parent can size the frame.
 
 import { KneeLab } from './knee-lab.js';

@@ -1,80 +1,16 @@
 // The replica player: <knee-lab>'s `replica` panel. It plays the engine's own step trace (the
 // wasm `ReplicaPlayer`: the very run the lab's readouts come from, traced a window of iterations
-// at a time), one engine iteration after another, drawn by kneelab-plot's replica chart: the
-// waiting queue, the `--max-num-seqs` seats, the step's token budget split into decode and
-// prefill-chunk tokens, the KV cache, each request's TTFT clock, and the queue over the whole run
-// as a strip with the shown step marked.
-//
-// Play and pause, one iteration forward or back, a speed in simulated seconds per real second, a
-// scrubber, and jumps to the next preemption and to the longest step. Keyboard: on the picture,
-// Space plays or pauses, the arrow keys step, Home and End go to either end; the buttons, the
-// speed and the scrubber are ordinary controls. It plays on its own once it is on screen, unless
-// the reader prefers reduced motion (then it waits for Play; stepping works the same).
+// at a time), one engine iteration after another, drawn by kneelab-plot's replica chart. It plays
+// on its own once it is on screen, unless the reader prefers reduced motion (then it waits for
+// Play; stepping works the same). Its controls, keys and words are in replica-player-view.js.
 
-import SCHEMA from '../pkg/kneelab_schema.js';
-import { formatPercent, formatSeconds } from './format.js';
+import { OPTIONS, PLAYER_PANEL, describeStep, runSummary, showPlaying, wirePlayer } from './replica-player-view.js';
 
-const OPTIONS = SCHEMA.replica;
-/** The panel's name in a lab's `panels`. */
-export const PLAYER_PANEL = OPTIONS.panel;
+export { PLAYER_PANEL };
 
-const count = (n) => Math.round(n).toLocaleString('en-US');
-const plural = (n, one, many = `${one}s`) => `${count(n)} ${n === 1 ? one : many}`;
 const reducedMotion = matchMedia('(prefers-reduced-motion: reduce)');
 /** Real time a frame may advance the clock by: a tab that was away does not leap ahead. */
 const MAX_FRAME_S = 0.1;
-/** The scrubber's positions over the run. */
-const SCRUB_STEPS = 1000;
-
-/** The panel's markup, inside a lab's `.charts`. */
-export function playerMarkup() {
-  const speeds = OPTIONS.speeds
-    .map((s) => `<option value="${s}"${s === OPTIONS.speed ? ' selected' : ''}>${s === 1 ? '1 (real time)' : s}</option>`)
-    .join('');
-  const fact = (name, label) => `<div><dt>${label}</dt><dd data-player="${name}">—</dd></div>`;
-  return `
-    <figure data-panel="${PLAYER_PANEL}" class="wide player">
-      <canvas id="chart-${PLAYER_PANEL}" role="img" tabindex="0"
-              aria-label="The replica, one engine iteration at a time" aria-describedby="replica-keys"></canvas>
-      <div class="player-controls" role="group" aria-label="Replica player">
-        <button type="button" id="replica-play">Play</button>
-        <button type="button" id="replica-back" aria-label="One iteration back">‹</button>
-        <button type="button" id="replica-step">One iteration ›</button>
-        <label class="speed" for="replica-speed">Speed <span class="hint">(simulated s per real s)</span></label>
-        <select id="replica-speed">${speeds}</select>
-        <button type="button" id="replica-preemption">Next preemption</button>
-        <button type="button" id="replica-longest">Longest step</button>
-        <input type="range" id="replica-scrub" min="0" max="${SCRUB_STEPS}" step="1" value="0" aria-label="Time in the run">
-      </div>
-      <dl class="player-now" id="replica-now">
-        ${fact('index', 'Engine step')}${fact('time', 'Starts at')}${fact('duration', 'Step time')}
-        ${fact('tokens', 'Tokens: decode + prefill of the budget')}${fact('seats', 'Seats used')}
-        ${fact('waiting', 'num_requests_waiting')}${fact('kv', 'KV cache used')}${fact('events', 'In this step')}
-      </dl>
-      <p class="hint" id="replica-keys">On the picture: Space plays or pauses, ← and → step one iteration, Home and End jump to either end.</p>
-      <figcaption>The replica at the slider's load, one engine iteration at a time: the very run the readouts come from,
-        start to end. Circles wait; striped squares prefill a chunk of their prompt; solid squares decode one token each;
-        a ring around a request is its TTFT clock, closing at the SLO and thick once past it.
-        <span id="replica-summary"></span> <span id="replica-note" role="status"></span></figcaption>
-    </figure>`;
-}
-
-/** The shadow DOM rules for the panel (added to the lab's sheet). */
-export const PLAYER_CSS = `
-.player-controls { display: flex; flex-wrap: wrap; align-items: center; gap: 8px; margin-top: 8px; }
-.player-controls button { font: inherit; font-size: 14px; color: var(--kl-fg); background: var(--kl-panel);
-  border: 1px solid var(--kl-line); border-radius: 6px; padding: 4px 10px; min-height: 34px; cursor: pointer; }
-.player-controls button[data-playing] { background: var(--kl-accent); color: var(--kl-bg); }
-.player-controls button:disabled { opacity: 0.5; cursor: default; }
-.player-controls .speed { font-size: 14px; font-weight: 600; }
-.player-controls select { width: auto; }
-.player-controls input[type=range] { flex: 1 1 100%; min-width: 0; height: 28px; accent-color: var(--kl-accent); }
-.player-now { display: grid; grid-template-columns: repeat(auto-fill, minmax(150px, 1fr)); gap: 4px 12px; margin: 8px 0 0; }
-.player-now dt { font-size: 12.5px; color: var(--kl-muted); }
-.player-now dd { margin: 0; font-weight: 600; font-variant-numeric: tabular-nums; }
-figure.player canvas { height: 380px; }
-@container (max-width: 560px) { figure.player canvas { height: 410px; } .player-now { grid-template-columns: repeat(2, minmax(0, 1fr)); } }
-`;
 
 /**
  * Plays a wasm `ReplicaPlayer` in a lab's shadow root. `colours()` gives `[chrome, dark]` for
@@ -106,23 +42,17 @@ export class ReplicaPlayer {
     this.#root = root;
     this.#colours = colours;
     this.#onError = onError;
-    const el = (id) => root.getElementById(id);
-    el('replica-play').addEventListener('click', () => (this.#playing ? this.pause(true) : this.play()));
-    el('replica-step').addEventListener('click', () => this.step(1));
-    el('replica-back').addEventListener('click', () => this.step(-1));
-    el('replica-preemption').addEventListener('click', () => this.jump('preemption'));
-    el('replica-longest').addEventListener('click', () => this.jump('longest'));
-    el('replica-speed').addEventListener('change', (e) => (this.#speed = Number(e.target.value)));
-    el('replica-scrub').addEventListener('input', (e) => {
-      this.pause(true);
-      this.seekTime((Number(e.target.value) / SCRUB_STEPS) * this.#endS);
-    });
-    el(`chart-${PLAYER_PANEL}`).addEventListener('keydown', (e) => this.#key(e));
+    wirePlayer(root, this);
     new IntersectionObserver((entries) => {
       this.#visible = entries.some((e) => e.isIntersecting);
       if (!this.#visible) this.pause(false);
       else this.#autoplay();
-    }).observe(el(`chart-${PLAYER_PANEL}`));
+    }).observe(root.getElementById(`chart-${PLAYER_PANEL}`));
+  }
+
+  /** Simulated seconds played per real second. */
+  set speed(value) {
+    this.#speed = value;
   }
 
   /** Whether a run is loaded. */
@@ -170,8 +100,8 @@ export class ReplicaPlayer {
     this.#source = source;
     this.#endS = source.endS;
     this.#window();
-    this.#el('replica-preemption').disabled = source.nextPreemption(-1) < 0;
-    this.#el('replica-summary').textContent = this.#summary();
+    this.#root.getElementById('replica-preemption').disabled = source.nextPreemption(-1) < 0;
+    this.#root.getElementById('replica-summary').textContent = runSummary(source.queue(), source.totalSteps, this.#endS);
     this.#described = null;
     this.#show(0, 0);
     this.#autoplay();
@@ -190,7 +120,7 @@ export class ReplicaPlayer {
     this.#userPaused = false;
     this.#playing = true;
     this.#last = 0;
-    this.#showPlaying();
+    showPlaying(this.#root, this.#playing);
     this.#frame ||= requestAnimationFrame((t) => this.#tick(t));
   }
 
@@ -201,7 +131,7 @@ export class ReplicaPlayer {
     this.#playing = false;
     cancelAnimationFrame(this.#frame);
     this.#frame = 0;
-    this.#showPlaying();
+    showPlaying(this.#root, this.#playing);
   }
 
   /** Pauses and moves `delta` (1 or -1) iterations, the new one shown complete. */
@@ -246,7 +176,7 @@ export class ReplicaPlayer {
       return;
     }
     if (at < 0) {
-      this.#el('replica-note').textContent = 'No preemption after this step: the KV cache holds the batch.';
+      this.#root.getElementById('replica-note').textContent = 'No preemption after this step: the KV cache holds the batch.';
       return;
     }
     this.seekTime(at);
@@ -255,11 +185,16 @@ export class ReplicaPlayer {
   /** Draws the shown iteration again (a resize, a theme change, a new position). */
   redraw() {
     if (!this.#source || this.length === 0) return;
-    const canvas = this.#el(`chart-${PLAYER_PANEL}`);
+    const canvas = this.#root.getElementById(`chart-${PLAYER_PANEL}`);
     const [chrome, dark] = this.#colours();
     try {
       this.#source.draw(canvas, dark, chrome, this.#index, this.#phase);
-      if (this.#described !== this.#starts[this.#index]) this.#describe();
+      if (this.#described !== this.#starts[this.#index]) {
+        // The shown iteration's numbers, as text beside the picture.
+        const step = this.#source.step(this.#index);
+        this.#described = step.t_s;
+        describeStep(this.#root, step, this.#source.totalSteps, this.#endS);
+      }
     } catch (err) {
       this.pause(false);
       this.#onError(err);
@@ -285,7 +220,7 @@ export class ReplicaPlayer {
     if (this.timings.frame.push(performance.now() - began) > 600) this.timings.frame.shift();
     if (this.#atEnd()) {
       this.pause(false);
-      this.#el('replica-note').textContent = 'The end of the run: Play starts over.';
+      this.#root.getElementById('replica-note').textContent = 'The end of the run: Play starts over.';
       return;
     }
     if (this.#playing) this.#frame = requestAnimationFrame((t) => this.#tick(t));
@@ -344,76 +279,13 @@ export class ReplicaPlayer {
     this.#index = Math.max(0, Math.min(this.length - 1, index));
     this.#phase = phase;
     this.#clock = this.#starts[this.#index] + phase * this.#durations[this.#index];
-    this.#el('replica-note').textContent = '';
+    this.#root.getElementById('replica-note').textContent = '';
     this.redraw();
   }
 
   #autoplay() {
     if (this.#visible && !this.#userPaused && !reducedMotion.matches && this.#source) this.play();
     else this.redraw();
-  }
-
-  #key(e) {
-    const toggle = () => (this.#playing ? this.pause(true) : this.play());
-    const keys = {
-      ' ': toggle,
-      k: toggle,
-      ArrowRight: () => this.step(1),
-      ArrowLeft: () => this.step(-1),
-      Home: () => (this.pause(true), this.seekTime(0)),
-      End: () => (this.pause(true), this.seekTime(this.#endS)),
-    };
-    const act = keys[e.key];
-    if (!act || e.altKey || e.ctrlKey || e.metaKey) return;
-    e.preventDefault();
-    act();
-  }
-
-  /** The shown iteration's numbers, as text beside the picture. */
-  #describe() {
-    const s = this.#source.step(this.#index);
-    this.#described = s.t_s;
-    const set = (name, text) => (this.#root.querySelector(`[data-player="${name}"]`).textContent = text);
-    set('index', `${count(s.index)} of ${count(this.#source.totalSteps)}`);
-    set('time', `${formatSeconds(s.t_s)} into the run`);
-    set('duration', formatSeconds(s.duration_s));
-    set('tokens', `${count(s.decode_tokens)} + ${count(s.prefill_tokens)} of ${count(s.max_num_batched_tokens)}`);
-    set('seats', `${count(s.seats.length)} of ${count(s.max_num_seqs)}`);
-    set('waiting', count(s.waiting));
-    set('kv', formatPercent(s.kv_blocks > 0 ? s.kv_blocks_used / s.kv_blocks : 0));
-    const events = [
-      [s.arrived.length, 'arrived'],
-      [s.admitted.length, 'admitted'],
-      [s.completed.length, 'finished'],
-      [s.preempted.length, 'preempted'],
-    ].filter(([n]) => n > 0);
-    set('events', events.length ? events.map(([n, what]) => `${count(n)} ${what}`).join(', ') : 'nothing joined or left');
-    const scrub = this.#el('replica-scrub');
-    scrub.value = String(Math.round((s.t_s / (this.#endS || 1)) * SCRUB_STEPS));
-    scrub.setAttribute('aria-valuetext', `${formatSeconds(s.t_s)} into the run, ${plural(s.waiting, 'request')} waiting`);
-    this.#el(`chart-${PLAYER_PANEL}`).setAttribute(
-      'aria-label',
-      `The replica at engine step ${count(s.index)}: ${count(s.seats.length)} of ${count(s.max_num_seqs)} seats taken, ` +
-        `${plural(s.waiting, 'request')} waiting, ${count(s.decode_tokens)} decode and ${count(s.prefill_tokens)} prefill ` +
-        `tokens in a step of ${formatSeconds(s.duration_s)}.`,
-    );
-  }
-
-  /** What the run shows of the queue, from the engine's numbers. */
-  #summary() {
-    const q = this.#source.queue();
-    const run = `This run lasts ${formatSeconds(this.#endS)} and ${plural(this.#source.totalSteps, 'engine step')}.`;
-    if (q.peak === 0) return `${run} No request waited in it.`;
-    const peak = `The queue peaked at ${plural(q.peak, 'request')} ${formatSeconds(q.peak_s)} in`;
-    if (q.emptied_after_peak)
-      return `${run} ${peak} and emptied again: it was empty after ${formatPercent(q.empty_steps / q.steps)} of the steps before the last arrival.`;
-    return `${run} ${peak} and, until the last request arrived, never emptied after its peak: ${plural(q.last, 'request')} waited then.`;
-  }
-
-  #showPlaying() {
-    const button = this.#el('replica-play');
-    button.textContent = this.#playing ? 'Pause' : 'Play';
-    button.toggleAttribute('data-playing', this.#playing);
   }
 
   #free() {
@@ -424,9 +296,5 @@ export class ReplicaPlayer {
     } catch {
       // A crashed simulator's object: nothing to give back.
     }
-  }
-
-  #el(id) {
-    return this.#root.getElementById(id);
   }
 }

@@ -17,7 +17,7 @@
 use kneelab_sim::sweep::{DEFAULT_ATTAINMENT_TARGET, SweepRun};
 use kneelab_sim::{
     Capacity, Config, ConfigError, KneeRule, LoadConfig, LoadMode, Options, Outcome, Scenario, Simulation, Slo,
-    Summary, Sweep, ThinkDist, capacity, schema, simulate_with_capacity,
+    Summary, Sweep, ThinkDist, capacity, schema, settings, simulate_with_capacity,
 };
 
 /// Requests traced for the timeline: a pool from the middle of the measured run, out of which a
@@ -111,13 +111,20 @@ fn same_model(a: &Config, b: &Config) -> bool {
     (seed, engine, cost, workload, run) == (&b.seed, &b.engine, &b.cost, &b.workload, &b.run)
 }
 
-/// The config the sweeps start from: its mode and think time, at the capacity's load.
+/// The config the sweeps start from: its mode and think time, at the capacity's load. A lab's
+/// run is also one of its lengths (`settings::LAB_REQUESTS`).
 fn normalised(mut config: Config) -> Result<Config, ConfigError> {
     if config.load.mode == LoadMode::Burst {
         return Err(ConfigError::new("load.mode", "a lab sweeps offered load: use \"open\" or \"closed\""));
     }
     config.load = LoadConfig { offered_load: Some(1.0), rate_rps: None, users: None, ..config.load };
     config.validate()?;
+    // Fewer is noise; more and dragging the slider is no longer fluid.
+    let (least, most) = settings::LAB_REQUESTS;
+    if !(least..=most).contains(&config.run.requests) {
+        let message = format!("a lab runs {least} to {most} requests a point, got {}", config.run.requests);
+        return Err(ConfigError::new("run.requests", message));
+    }
     Ok(config)
 }
 
@@ -445,10 +452,19 @@ impl Lab {
     }
 }
 
-/// Checks a lab's offered load: 0 (no traffic) or within the core's range for a fraction of
-/// capacity (so a vanishing load is an error naming the field, not an endless run).
+/// Checks a lab's offered load: 0 (no traffic), or within the core's range for a fraction of
+/// capacity (so a vanishing load is an error naming the field, not an endless run) and no higher
+/// than the lab's slider goes.
 pub fn check_load(load: f64) -> Result<(), ConfigError> {
-    if load == 0.0 { Ok(()) } else { kneelab_sim::scenario::check_offered_load("load.offered_load", load) }
+    if load == 0.0 {
+        return Ok(());
+    }
+    kneelab_sim::scenario::check_offered_load("load.offered_load", load)?;
+    if load > settings::LOAD_MAX {
+        let message = format!("a lab's slider goes from {} to {}, got {load}", settings::LOAD_MIN, settings::LOAD_MAX);
+        return Err(ConfigError::new("load.offered_load", message));
+    }
+    Ok(())
 }
 
 /// An open loop offered `rate_rps` with `config`'s model (`None` at no rate).

@@ -240,3 +240,21 @@ fn the_capacity_is_measured_a_slice_at_a_time() {
     early.run_point().unwrap();
     assert_eq!(early.capacity(), Some(whole));
 }
+
+#[test]
+fn a_lab_keeps_to_its_sliders_range_and_its_run_lengths() {
+    for (load, ok) in [(0.0, true), (1.2, true), (1.21, false), (5.0, false)] {
+        let got = kneelab_lab::check_load(load);
+        assert_eq!(got.is_ok(), ok, "load {load}");
+        if let Err(e) = got {
+            assert_eq!(e.path, "load.offered_load");
+        }
+    }
+    for (requests, ok) in [(499, false), (500, true), (20_000, true), (20_001, false)] {
+        let got = Lab::new(rag(LoadConfig::default(), requests));
+        assert_eq!(got.is_ok(), ok, "{requests} requests");
+        if let Err(e) = got {
+            assert_eq!(e.path, "run.requests");
+        }
+    }
+}

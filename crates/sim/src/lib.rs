@@ -45,6 +45,7 @@ pub mod recorder;
 pub mod sampling;
 pub mod scenario;
 pub mod schema;
+pub mod settings;
 pub mod simulation;
 pub mod sizing;
 pub mod stats;

@@ -15,6 +15,7 @@ use crate::config::{
     Config, CostConfig, EngineConfig, KneeRule, LoadConfig, RunConfig, SloConfig, WorkloadConfig, WorkloadPreset,
 };
 use crate::cost;
+use crate::settings::{self, LOAD_MAX, LOAD_MIN, Setting};
 use crate::sweep::DEFAULT_ATTAINMENT_TARGET;
 
 /// A workload as the lesson uses it: a preset, what to call it, and the SLOs that make sense
@@ -404,6 +405,8 @@ pub struct Schema {
     pub default_panels: [&'static str; 3],
     /// The replica player: its speeds and the iterations it traces.
     pub replica: ReplicaPlayer,
+    /// Every setting of a lab: its Config path, attribute alias, state key, kind and control.
+    pub settings: Vec<Setting>,
 }
 
 /// What the lesson's sections compare beyond a lab's controls: the goodput section's SLO
@@ -532,6 +535,24 @@ pub const DEFAULT_WORKLOAD: Workload = RAG;
 pub fn schema() -> Schema {
     let engine = EngineConfig::default();
     let pct = (DEFAULT_ATTAINMENT_TARGET * 100.0).round();
+    let options = Options {
+        max_num_seqs: &[8, 16, 32, 64, 128, 256],
+        max_num_batched_tokens: &[256, 512, 1024, 2048, 4096, 8192],
+        kv_cache_tokens: &[50_000, 100_000, 200_000, 440_000],
+        burstiness: BURSTINESS
+            .iter()
+            .map(|&shape| Burstiness { shape, label: format!("{shape} (CV {:.2})", 1.0 / shape.sqrt()) })
+            .collect(),
+        knee_rules: vec![
+            Choice { value: "attainment", label: format!("{pct}% meet both SLOs") },
+            Choice { value: "p99", label: "both p99s meet the SLOs".to_string() },
+        ],
+    };
+    let settings = settings::settings(
+        WORKLOADS.iter().map(|w| w.name).collect(),
+        cost::PRESETS.iter().map(|p| p.name).collect(),
+        options.knee_rules.iter().map(|c| c.value).collect(),
+    );
     Schema {
         workloads: WORKLOADS.into_iter().map(WorkloadInfo::of).collect(),
         presets: cost::PRESETS
@@ -550,20 +571,8 @@ pub fn schema() -> Schema {
             .collect(),
         model_label: MODEL_LABEL,
         max_model_len: MAX_MODEL_LEN,
-        options: Options {
-            max_num_seqs: &[8, 16, 32, 64, 128, 256],
-            max_num_batched_tokens: &[256, 512, 1024, 2048, 4096, 8192],
-            kv_cache_tokens: &[50_000, 100_000, 200_000, 440_000],
-            burstiness: BURSTINESS
-                .iter()
-                .map(|&shape| Burstiness { shape, label: format!("{shape} (CV {:.2})", 1.0 / shape.sqrt()) })
-                .collect(),
-            knee_rules: vec![
-                Choice { value: "attainment", label: format!("{pct}% meet both SLOs") },
-                Choice { value: "p99", label: "both p99s meet the SLOs".to_string() },
-            ],
-        },
-        load_range: LoadRange { min: 0.0, max: 1.2, step: 0.01 },
+        options,
+        load_range: LoadRange { min: LOAD_MIN, max: LOAD_MAX, step: 0.01 },
         loads: loads(),
         compare_loads: COMPARE_LOADS,
         lesson: Lesson {
@@ -603,6 +612,7 @@ pub fn schema() -> Schema {
             speed: REPLICA_SPEEDS[1],
             steps: REPLICA_STEPS,
         },
+        settings,
     }
 }
 

@@ -209,4 +209,27 @@ mod tests {
         }
         fs::remove_dir_all(out).unwrap();
     }
+
+    /// One small module per concept (ARCHITECTURE.md, `www/`): no page module is longer than this.
+    const MAX_MODULE_LINES: usize = 300;
+
+    #[test]
+    fn every_page_module_is_small() {
+        let mut long = Vec::new();
+        let mut dirs = vec![crate::repo_root().join("www").join("js")];
+        while let Some(dir) = dirs.pop() {
+            for entry in fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "js") {
+                    let lines = fs::read_to_string(&path).unwrap().lines().count();
+                    if lines > MAX_MODULE_LINES {
+                        long.push(format!("{} ({lines} lines)", path.display()));
+                    }
+                }
+            }
+        }
+        assert!(long.is_empty(), "split these into modules of at most {MAX_MODULE_LINES} lines: {long:?}");
+    }
 }

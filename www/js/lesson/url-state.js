@@ -1,8 +1,11 @@
-// The main lab's state in the address bar, so a link reproduces the view. The keys are the
-// <knee-lab> attributes (lab.html takes the same as URL parameters), read by the element's own table:
-//   #load=0.95&mode=closed&workload=rag&max-num-seqs=64&slo-ttft-ms=2000&knee-rule=p99
+// The main lab's state in the address bar, so a link reproduces the view. The keys are Config
+// paths, as the CLI's JSON names the fields (lab.html and the element's attributes take the same),
+// read through the element's one table of settings; the short attribute names of older links
+// are read too:
+//   #load.offered_load=0.95&load.mode=closed&workload.preset=rag&engine.max_num_seqs=64&slo.knee=p99
 // Written with history.replaceState (no history spam, no scroll jump), read on load and on
-// hashchange. Anything unknown or invalid is ignored, never fatal. A plain in-page anchor
+// hashchange. Anything unknown or unreadable is ignored, never fatal (a number the engine
+// refuses is its error on the lab, as an attribute's would be). A plain in-page anchor
 // (#goodput) carries no state and is left to the browser.
 
 import { BUDGETS, BURSTINESS, KV_CACHE_TOKENS, SEQS, DEFAULT_STATE, WORKLOADS, readSettings, settingsOf } from '../knee-lab.js';
@@ -11,7 +14,7 @@ import { changed, debounce } from './live.js';
 /** Settings a select shows: a link may set only one of its options. */
 const OPTIONS = { maxNumSeqs: SEQS, maxNumBatchedTokens: BUDGETS, kvCacheTokens: KV_CACHE_TOKENS, burstiness: BURSTINESS.map((c) => c.shape) };
 
-/** The valid settings in a hash (`#load=0.9&max-num-seqs=64`), as a partial state. */
+/** The valid settings in a hash (`#load.offered_load=0.9&engine.max_num_seqs=64`), as a partial state. */
 export function parseHash(hash) {
   const text = hash.replace(/^#/, '');
   if (!text.includes('=')) return {};

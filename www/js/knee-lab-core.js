@@ -1,0 +1,298 @@
+// <knee-lab>'s core: a lab's state, its handle on the simulator and what a change re-runs. A
+// load change re-runs one point, once per animation frame; any other change re-measures the
+// capacity and re-sweeps one load point per slice (schedule.js); an SLO change only re-judges.
+// The element (knee-lab.js) forwards its attributes and script API here.
+
+import { kneelabNote } from './wasm.js';
+import { chartColours } from './knee-lab-style.js';
+import { DEFAULT_STATE, LISTS, configOf, merged } from './knee-lab-settings.js';
+import { describeCharts, sayLater, showReadouts } from './knee-lab-words.js';
+import { Alerts, syncControls, unreadable } from './knee-lab-controls.js';
+import { Simulator } from './knee-lab-sim.js';
+import { PLAYER_PANEL, PlayerFeed } from './replica-feed.js';
+import { pushCapped } from './schedule.js';
+
+export class LabCore {
+  #host;
+  #root;
+  /** The lab's settings (what the controls show). */
+  state = { ...DEFAULT_STATE };
+  /** The panels shown. */
+  panels = [...LISTS.panels.fallback];
+  /** The latest readouts, keyed by data-metric name. */
+  readouts = {};
+  sim = new Simulator({
+    stop: () => this.#stop(),
+    status: (text, kind) => this.setStatus(text, kind),
+    restarted: (ok) => this.#restarted(ok),
+  });
+  alerts;
+  /** The replica player's feed (replica-feed.js). */
+  feed;
+  /** A state change made while disconnected, to apply on the next connect. */
+  pendingApply = false;
+  /** When the slider's input began, until its readouts show. */
+  inputAt = null;
+  /**
+   * Measured latencies in ms: `input` (slider input to readout), `param` (change to all charts),
+   * `player` (tracing the replica player's run).
+   */
+  timings = { input: [], param: [], player: [] };
+  #frame = 0;
+  #pointDirty = false;
+  /** True until the first config has been tried (and while the simulator loads). */
+  #starting = true;
+  /** Said before the sweep's progress after a restart, until that sweep is done. */
+  #restartNote = '';
+  #paramAt = null;
+  #idleWaiters = [];
+  #drawnColours = '';
+  #readySettled = false;
+  #resolveReady;
+  #rejectReady;
+  /** See the element's `ready`. */
+  ready = new Promise((resolve, reject) => ([this.#resolveReady, this.#rejectReady] = [resolve, reject]));
+
+  constructor(host, root) {
+    this.#host = host;
+    this.#root = root;
+    this.ready.catch(() => {}); // a lab that never loads leaves no unhandled rejection behind
+    this.alerts = new Alerts(host, root);
+    this.feed = new PlayerFeed(host, root, this);
+  }
+
+  /** Whether the point is still changing: it is to be re-run, or waits for the capacity. */
+  get busy() {
+    return this.#pointDirty || (this.sim.sweeping && !this.sim.measured);
+  }
+
+  /** Resolves when no sweep or point is pending (and no crashed simulator is being replaced). */
+  idle() {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /** Redraws if the host's colours are not those the charts were drawn in. */
+  recolour() {
+    if (chartColours(this.#host).join() !== this.#drawnColours) this.scheduleFrame();
+  }
+
+  /** The simulator could not be loaded: `ready` rejects with `err`. */
+  failed(err) {
+    this.setStatus(`The simulator failed to load: ${err.message ?? err}`, 'error');
+    this.#starting = false;
+    this.#readySettled = true;
+    this.#rejectReady(err);
+    this.settle();
+  }
+
+  /** Removed from the page: gives the simulator's memory back (a new Lab comes on the next connect). */
+  release() {
+    if (!this.sim.lab || this.sim.restarting) return;
+    this.#stop();
+    sayLater(this.#root, null);
+    this.sim.release();
+    this.pendingApply = true;
+    this.settle();
+  }
+
+  /** Drops the work in flight: the sweep, the point, the frame and the player's trace. */
+  #stop() {
+    this.#host.setAttribute('data-busy', ''); // until `settle` finds nothing left
+    this.sim.cancelSweep();
+    this.#pointDirty = false;
+    cancelAnimationFrame(this.#frame);
+    this.#frame = 0;
+    this.feed.drop();
+  }
+
+  #restarted(ok) {
+    if (ok) {
+      this.#restartNote = 'The simulator crashed and was restarted. ';
+      if (this.#host.isConnected) this.applyConfig();
+      else this.pendingApply = true; // applied on the next connect
+    }
+    this.settle();
+  }
+
+  update(partial, { fromUser }) {
+    const next = merged(this.state, partial);
+    this.state = next;
+    this.alerts.forget(partial); // a setting changed some other way is no longer a bad attribute's to report
+    syncControls(this.#root, next);
+    if (!this.#host.isConnected || !this.sim.lab || this.sim.restarting) {
+      if (!this.#host.isConnected) this.pendingApply = true; // applied when connected, loaded or restarted
+      return;
+    }
+    const keys = Object.keys(partial);
+    if (keys.every((k) => k === 'latencyScale')) this.scheduleFrame(); // a redraw: nothing to simulate
+    else if (keys.every((k) => k === 'load')) this.#setLoad(next.load);
+    else this.applyConfig();
+    if (fromUser) this.#host.dispatchEvent(new CustomEvent('kneelab-change', { detail: { ...next }, bubbles: true, composed: true }));
+  }
+
+  applyConfig() {
+    this.alerts.clearAll();
+    if (!this.sim.alive()) return;
+    const bad = unreadable(this.state);
+    for (const [id, message] of bad) this.alerts.set(id, message);
+    if (bad.length > 0) return this.#settleStart();
+    try {
+      this.sim.lab.setConfig(configOf(this.state));
+      this.sim.lab.setLoad(this.state.load);
+    } catch (err) {
+      if (this.sim.crashed(err)) return;
+      this.alerts.showError(err);
+      return this.#settleStart(err);
+    }
+    this.#starting = false;
+    this.#paramAt ??= performance.now();
+    this.#pointDirty = true;
+    this.scheduleFrame();
+    this.#startSweep();
+  }
+
+  #setLoad(load) {
+    if (!this.sim.alive()) return;
+    try {
+      this.sim.lab.setLoad(load);
+    } catch (err) {
+      if (!this.sim.crashed(err)) this.alerts.showError(err);
+      return;
+    }
+    this.alerts.clear('offered-load');
+    this.#pointDirty = true;
+    this.scheduleFrame();
+  }
+
+  /** The first config was refused (`err`, if the engine said why): `ready` rejects with it. */
+  #settleStart(err) {
+    this.#starting = false;
+    this.#settleReady(err ?? new Error(this.#root.querySelector('.error:not(:empty)')?.textContent ?? 'a setting is invalid'));
+    this.settle();
+  }
+
+  /**
+   * Settles `ready` once: rejected with `err`, or with the first attribute that could not be read
+   * (an Error whose `path` is the attribute's name); resolved otherwise. The lab runs on either way.
+   */
+  #settleReady(err) {
+    if (this.#readySettled) return;
+    this.#readySettled = true;
+    const [name, message] = this.alerts.attributes.entries().next().value ?? [];
+    err ??= name && Object.assign(new Error(message), { path: name });
+    if (err) this.#rejectReady(err);
+    else this.#resolveReady();
+  }
+
+  isIdle() {
+    return !this.#starting && !this.sim.restarting && !this.sim.sweeping && !this.#pointDirty && !this.#frame;
+  }
+
+  settle() {
+    if (!this.isIdle()) return;
+    this.#host.removeAttribute('data-busy');
+    for (const resolve of this.#idleWaiters.splice(0)) resolve();
+  }
+
+  scheduleFrame() {
+    if (!this.sim.lab) return; // nothing to draw yet (or a restart will draw)
+    this.#host.setAttribute('data-busy', '');
+    this.#frame ||= requestAnimationFrame(() => {
+      this.#frame = 0;
+      this.#render();
+      this.settle();
+    });
+  }
+
+  #startSweep() {
+    let lastDraw = performance.now();
+    this.#host.setAttribute('data-busy', '');
+    this.setStatus(`${this.#restartNote}Measuring the replica’s capacity…`);
+    this.sim.sweep({
+      measured: () => this.scheduleFrame(), // the point that waited for the capacity
+      progress: ({ done, total }) => {
+        this.setStatus(`${this.#restartNote}Sweeping offered load: ${done} of ${total} points…`);
+        // Draw the curves as they fill in, but not every slice: on a fast machine the whole
+        // sweep takes about as long as a few redraws.
+        if (performance.now() - lastDraw > 100) {
+          lastDraw = performance.now();
+          this.scheduleFrame();
+        }
+      },
+      done: (err) => {
+        this.#restartNote = '';
+        this.setStatus(err ? '' : kneelabNote());
+        if (err) this.alerts.showError(err);
+        this.scheduleFrame(); // with an error: a point left waiting for the capacity
+        this.settle();
+      },
+    });
+  }
+
+
+  #render() {
+    const sim = this.sim;
+    if (!sim.alive()) return;
+    try {
+      if (this.#pointDirty) {
+        // Measuring the capacity in one go would be a long task: the sweep's slices do it.
+        if (this.sim.sweeping && !this.sim.measured) return; // see `busy`
+        this.#pointDirty = false;
+        this.readouts = sim.lab.runPoint();
+        this.feed.stale = true;
+      } else {
+        this.readouts = sim.lab.readouts();
+      }
+    } catch (err) {
+      if (!sim.crashed(err)) this.alerts.showError(err);
+      return;
+    }
+    this.showReadouts();
+    if (this.inputAt != null) {
+      pushCapped(this.timings.input, performance.now() - this.inputAt);
+      this.inputAt = null;
+    }
+    if (!this.#drawCharts()) return;
+    if (this.#paramAt != null && !this.sim.sweeping) {
+      pushCapped(this.timings.param, performance.now() - this.#paramAt);
+      this.#paramAt = null;
+      this.#settleReady();
+    }
+    const detail = { readouts: { ...this.readouts }, state: { ...this.state }, sweepDone: !this.sim.sweeping };
+    this.#host.dispatchEvent(new CustomEvent('kneelab-update', { detail, bubbles: true, composed: true }));
+  }
+
+  /** Draws the shown panels; false if the simulator crashed meanwhile. */
+  #drawCharts() {
+    const [chrome, dark] = chartColours(this.#host);
+    this.#drawnColours = [chrome, dark].join();
+    const lab = this.sim.lab;
+    for (const panel of this.panels) {
+      if (panel === PLAYER_PANEL) {
+        this.feed.redraw();
+        continue;
+      }
+      try {
+        lab.setLatencyLog(this.state.latencyScale === 'log'); // throws only if the module died
+        lab.draw(panel, this.#root.getElementById(`chart-${panel}`), dark, chrome);
+      } catch (err) {
+        if (this.sim.crashed(err)) return false;
+        this.alerts.showError(err);
+      }
+    }
+    describeCharts(this.#root, this.state, this.readouts);
+    return true;
+  }
+
+  showReadouts() {
+    showReadouts(this.#root, this.state, this.readouts);
+    sayLater(this.#root, this.state, this.readouts);
+  }
+
+  setStatus(text, kind = 'info') {
+    const status = this.#root.getElementById('status');
+    status.textContent = text;
+    status.dataset.kind = kind;
+  }
+}
