@@ -61,7 +61,7 @@ pub use error::ConfigError;
 pub use limits::{Limit, LimitKind, Limits, limits};
 pub use recorder::{MAX_TRACED_SEATS, MAX_TRACED_STEPS, QueuePoint, Seat, Snapshot, StepWindow, Trace};
 pub use scenario::{Load, Scenario, Slo};
-pub use simulation::{Finished, Options, Simulation};
+pub use simulation::{Finished, Options, Simulation, Stop};
 pub use sizing::{SizeInput, Sizing, SizingBasis, size};
 pub use stats::Stat;
 pub use summary::{

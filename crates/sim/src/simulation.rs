@@ -43,6 +43,53 @@ pub struct Options {
     /// every step request by request, as the engine did before the cohort: the same results,
     /// bit for bit, more slowly (`tests/cohort.rs` compares the two).
     pub cohort: bool,
+    /// When the run ends by itself, and which of its requests are measured.
+    pub stop: Stop,
+}
+
+/// A simulation's stop rule: when it ends by itself (a work cap or a failure can end it sooner),
+/// and which of its requests the recorder measures.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Stop {
+    /// A run: the scenario's requests after its warm-up are measured, and it ends when the last
+    /// of them finishes.
+    #[default]
+    Measured,
+    /// A saturation measurement: it ends once `completions` requests have finished, and
+    /// measures none (the measurement counts completions itself).
+    Saturated {
+        /// Requests to finish, of any kind.
+        completions: u64,
+    },
+    /// A fleet's replica: it never ends by itself, and measures every request (its router
+    /// advances it and reads what finished).
+    Never,
+}
+
+/// The arrival indices a stop rule measures: `from` on, `count` of them (all for `None`).
+#[derive(Clone, Copy, Debug)]
+struct MeasuredIds {
+    from: u64,
+    count: Option<u64>,
+}
+
+impl MeasuredIds {
+    #[inline]
+    fn contains(self, id: u64) -> bool {
+        id >= self.from && self.count.is_none_or(|n| id - self.from < n)
+    }
+}
+
+impl Stop {
+    fn measured_ids(self, scenario: &Scenario) -> Option<MeasuredIds> {
+        match self {
+            Stop::Measured => {
+                Some(MeasuredIds { from: scenario.warmup, count: Some(scenario.requests - scenario.warmup) })
+            }
+            Stop::Saturated { .. } => None,
+            Stop::Never => Some(MeasuredIds { from: 0, count: None }),
+        }
+    }
 }
 
 /// Default work budget, in request-visits of a step: about a second of simulation natively.
@@ -66,6 +113,7 @@ impl Default for Options {
             max_work: MAX_WORK,
             max_in_system: MAX_IN_SYSTEM,
             cohort: true,
+            stop: Stop::Measured,
         }
     }
 }
@@ -121,6 +169,8 @@ pub struct Simulation {
     batch: Batch,
     plan: StepPlan,
     recorder: Recorder,
+    /// The arrivals the stop rule measures (`None`: none).
+    measured_ids: Option<MeasuredIds>,
     /// Arrival index of the first traced request.
     first_traced: u64,
     arrived: u64,
@@ -165,14 +215,27 @@ pub struct Finished {
 impl Simulation {
     /// A simulation at time 0 with the first arrivals scheduled.
     pub fn new(scenario: &Scenario, options: Options) -> Self {
+        Simulation::start(scenario, options, false)
+    }
+
+    /// A replica of a fleet: no arrivals of its own (the scenario's load and run length are not
+    /// used), every request measured, and the run never ends by itself ([`Stop::Never`]); a
+    /// router hands it requests with [`Simulation::push_arrival`] and reads what finished with
+    /// [`Simulation::take_finished`].
+    pub fn routed(scenario: &Scenario, options: Options) -> Self {
+        Simulation::start(scenario, Options { stop: Stop::Never, ..options }, true)
+    }
+
+    fn start(scenario: &Scenario, options: Options, routed: bool) -> Self {
         let mut streams = Streams::new(scenario.seed);
         let mut events = EventQueue::default();
         let gamma_gaps = match scenario.load {
             // Gamma gaps with shape k and mean 1, scaled by 1 / rate when drawn.
-            Load::Open { burstiness, .. } if burstiness != 1.0 => Gamma::new(burstiness, 1.0 / burstiness),
+            Load::Open { burstiness, .. } if burstiness != 1.0 && !routed => Gamma::new(burstiness, 1.0 / burstiness),
             _ => None,
         };
         match scenario.load {
+            _ if routed => {}
             Load::Open { rate_rps, .. } => {
                 if let Some(time_s) =
                     next_open(&mut streams.gaps, gamma_gaps.as_ref(), rate_rps, scenario.traffic(), 0.0)
@@ -203,6 +266,7 @@ impl Simulation {
         }
         let mut recorder = Recorder::new(options.series);
         recorder.traces.reserve(options.trace_requests as usize);
+        let measured_ids = options.stop.measured_ids(scenario);
         Simulation {
             batch: Batch::new(scenario.engine),
             scenario: scenario.clone(),
@@ -213,7 +277,8 @@ impl Simulation {
             gamma_gaps,
             plan: StepPlan::default(),
             recorder,
-            first_traced: scenario.warmup + u64::from(options.trace_from),
+            measured_ids,
+            first_traced: measured_ids.map_or(0, |m| m.from) + u64::from(options.trace_from),
             arrived: 0,
             completed: 0,
             tokens_emitted: 0,
@@ -222,7 +287,7 @@ impl Simulation {
             steps: 0,
             state: State::Running,
             finishing: Vec::new(),
-            routed: false,
+            routed,
             horizon_s: f64::INFINITY,
             finished_log: Vec::new(),
             arrivals: Vec::new(),
@@ -230,22 +295,6 @@ impl Simulation {
             preempted_total: 0,
             last_start_s: 0.0,
         }
-    }
-
-    /// A replica of a fleet: no arrivals of its own (the scenario's load is ignored), every
-    /// request measured, and the run never ends by itself; a router hands it requests with
-    /// [`Simulation::push_arrival`] and reads what finished with [`Simulation::take_finished`].
-    pub fn routed(scenario: &Scenario, options: Options) -> Self {
-        let scenario = Scenario {
-            load: Load::Open { rate_rps: 1.0, burstiness: 1.0 },
-            requests: u64::MAX,
-            warmup: 0,
-            ..scenario.clone()
-        };
-        let mut sim = Simulation::new(&scenario, options);
-        sim.events = EventQueue::default();
-        sim.routed = true;
-        sim
     }
 
     /// Hands a routed replica a request arriving at `time_s` (at or after the last one).
@@ -323,6 +372,11 @@ impl Simulation {
     /// Whether the run has stopped (finished, truncated or failed).
     pub fn is_finished(&self) -> bool {
         self.state != State::Running
+    }
+
+    /// Whether the run ended by its stop rule (not by a work cap or a failure).
+    pub fn is_done(&self) -> bool {
+        self.state == State::Done
     }
 
     /// Whether a work cap stopped the run early (what [`Simulation::finish`] marks `truncated`).
@@ -665,11 +719,11 @@ impl Simulation {
             ));
             return;
         }
-        let measured = id >= sc.warmup && id < sc.requests;
+        let measured = self.measured_ids.is_some_and(|m| m.contains(id));
         if self.options.step_trace.is_some() {
             self.arrivals.push((id, arrival.time_s));
         }
-        if id == sc.warmup {
+        if self.measured_ids.is_some_and(|m| m.from == id) {
             self.recorder.start_window(arrival.time_s);
         }
         if measured {
@@ -915,6 +969,7 @@ impl Simulation {
             }
             self.batch.release(slot);
             match self.scenario.load {
+                _ if self.routed => {}
                 Load::Closed { think_s, think, .. } => {
                     let pause = match think {
                         ThinkDist::Exponential => think_s * self.streams.think.exp1(),
@@ -930,12 +985,18 @@ impl Simulation {
                 }
                 _ => {}
             }
-            if measured {
-                self.measured_done += 1;
-                if self.measured_done == self.scenario.requests - self.scenario.warmup {
-                    self.state = State::Done;
-                    self.recorder.end_window(end);
+            match self.options.stop {
+                Stop::Measured if measured => {
+                    self.measured_done += 1;
+                    if self.measured_done == self.scenario.requests - self.scenario.warmup {
+                        self.state = State::Done;
+                        self.recorder.end_window(end);
+                    }
                 }
+                Stop::Saturated { completions } if self.state == State::Running && self.completed >= completions => {
+                    self.state = State::Done;
+                }
+                _ => {}
             }
         }
         self.finishing = finishing;
