@@ -9,9 +9,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::ThinkDist;
+use crate::config::{Config, ThinkDist};
 use crate::error::ConfigError;
-use crate::scenario::{Load, MAX_USERS, Scenario};
+use crate::scenario::{Engine, Load, MAX_USERS, Scenario};
 use crate::simulation::{Options, Simulation, Stop};
 
 /// Completions the capacity measurement runs to.
@@ -45,6 +45,13 @@ impl Capacity {
             ))
         }
     }
+}
+
+/// Validates `config`, measures its replica's capacity (once) and resolves its load, which may
+/// be a fraction of that capacity. Deterministic for a seed.
+pub fn prepare(config: &Config) -> Result<(Scenario, Capacity), ConfigError> {
+    let capacity = measure(&Scenario::saturated(config)?);
+    Ok((Scenario::resolve(config, &capacity)?, capacity))
 }
 
 /// Measures the capacity and the unloaded latency of `base`'s engine and workload (its load is
@@ -157,10 +164,16 @@ impl Window {
     }
 }
 
-/// A closed loop of 4 x `max_num_seqs` users with no think time, stopped after `n` completions.
+/// The load a capacity is measured at: a closed loop of 4 x `max_num_seqs` users with no think
+/// time, which keeps the batch full and a queue behind it.
+pub fn saturating_load(engine: &Engine) -> Load {
+    let users = engine.max_num_seqs.saturating_mul(4).min(MAX_USERS);
+    Load::Closed { users, think_s: 0.0, think: ThinkDist::Fixed }
+}
+
+/// `base`'s replica under the saturating load, stopped after `n` completions.
 fn saturated(base: &Scenario, n: u64) -> Simulation {
-    let users = base.engine.max_num_seqs.saturating_mul(4).min(MAX_USERS);
-    let scenario = base.with_load(Load::Closed { users, think_s: 0.0, think: ThinkDist::Fixed });
+    let scenario = base.with_load(saturating_load(&base.engine));
     Simulation::new(&scenario, Options { stop: Stop::Saturated { completions: n }, ..Options::default() })
 }
 

@@ -52,7 +52,7 @@ pub mod summary;
 pub mod sweep;
 pub mod traffic;
 
-pub use capacity::Capacity;
+pub use capacity::{Capacity, prepare};
 pub use config::{
     Config, CostConfig, CostModelKind, DistConfig, DistKind, EngineConfig, KneeRule, LoadConfig, LoadMode, RunConfig,
     SloConfig, ThinkDist, WorkloadConfig, WorkloadPreset,
@@ -72,18 +72,15 @@ pub use sweep::{Knee, P99Crossing, Saturation, Sweep, SweepOptions, SweepPoint, 
 
 /// Validates `config`, measures the replica's capacity, runs it and summarises.
 pub fn simulate(config: &Config) -> Result<Summary, ConfigError> {
-    let scenario = Scenario::new(config)?;
-    run_scenario(scenario)
+    let (scenario, capacity) = prepare(config)?;
+    run_against(&scenario, &capacity)
 }
 
 /// Like [`simulate`] but reusing a capacity measured before for the same engine and workload.
 pub fn simulate_with_capacity(config: &Config, capacity: Capacity) -> Result<Summary, ConfigError> {
-    run_scenario(Scenario::with_capacity(config, capacity)?)
+    run_against(&Scenario::resolve(config, &capacity)?, &capacity)
 }
 
-fn run_scenario(mut scenario: Scenario) -> Result<Summary, ConfigError> {
-    if scenario.capacity.is_none() {
-        scenario.capacity = Some(capacity::measure(&scenario));
-    }
-    Ok(Simulation::new(&scenario, Options::default()).run()?.summary)
+fn run_against(scenario: &Scenario, capacity: &Capacity) -> Result<Summary, ConfigError> {
+    Ok(Simulation::new(scenario, Options::default()).run()?.with_capacity(capacity).summary)
 }

@@ -133,8 +133,6 @@ pub struct Scenario {
     pub requests: u64,
     /// Requests (by arrival) left out of statistics.
     pub warmup: u64,
-    /// The replica's capacity, when it was measured for this scenario.
-    pub capacity: Option<Capacity>,
     /// The offered load, when the config gave one.
     pub offered_load: Option<f64>,
     /// An open load's rate over time, as a factor of its rate; `None` is constant.
@@ -149,27 +147,36 @@ impl Config {
 }
 
 impl Scenario {
-    /// Validates `config` and resolves it, measuring the replica's capacity when the load is
-    /// given as a fraction of it.
+    /// Validates `config` and resolves it. A load given as a fraction of capacity needs the
+    /// replica's capacity: this measures it as [`crate::prepare`] does and keeps only the
+    /// scenario (call [`crate::prepare`] to keep both, or [`Scenario::resolve`] to reuse one).
     pub fn new(config: &Config) -> Result<Scenario, ConfigError> {
-        let (base, spec) = resolve(config)?;
-        let needs_capacity = matches!(spec, LoadSpec::Offered { .. } | LoadSpec::ClosedOffered { .. });
-        let capacity = needs_capacity.then(|| capacity::measure(&base)).map(Capacity::usable).transpose()?;
-        Ok(finish(base, spec, capacity))
+        let resolved = resolve(config)?;
+        match resolved.spec.concrete() {
+            Some(load) => Ok(resolved.under(load, None)),
+            None => crate::prepare(config).map(|(scenario, _)| scenario),
+        }
     }
 
-    /// The validated scenario whose capacity [`Scenario::new`] measures for `config` (its load
-    /// not yet resolved): what [`capacity::Measurement`] starts from, for a measurement taken a
-    /// slice at a time. Pass the capacity through [`Capacity::usable`] before [`Scenario::with_capacity`].
-    pub fn to_measure(config: &Config) -> Result<Scenario, ConfigError> {
-        resolve(config).map(|(base, _)| base)
+    /// Validates `config` and resolves it against a capacity measured for the same engine,
+    /// cost model and workload (the load, SLOs and run length may differ). A load given as a
+    /// fraction of capacity needs a usable one ([`Capacity::usable`]).
+    pub fn resolve(config: &Config, capacity: &Capacity) -> Result<Scenario, ConfigError> {
+        let resolved = resolve(config)?;
+        let (load, offered_load) = match resolved.spec.concrete() {
+            Some(load) => (load, None),
+            None => resolved.spec.against(&capacity.usable()?),
+        };
+        Ok(resolved.under(load, offered_load))
     }
 
-    /// Like [`Scenario::new`] but reuses a capacity measured before for the same engine,
-    /// cost model and workload (the load, SLOs and run length may differ).
-    pub fn with_capacity(config: &Config, capacity: Capacity) -> Result<Scenario, ConfigError> {
-        let (base, spec) = resolve(config)?;
-        Ok(finish(base, spec, Some(capacity)))
+    /// Validates `config` and puts its replica under the load its capacity is measured at (a
+    /// saturated closed loop, whatever the config's own load): what [`capacity::measure`] and
+    /// [`capacity::Measurement`] start from.
+    pub fn saturated(config: &Config) -> Result<Scenario, ConfigError> {
+        let resolved = resolve(config)?;
+        let load = capacity::saturating_load(&resolved.engine);
+        Ok(resolved.under(load, None))
     }
 
     /// The same scenario with a different load, keeping everything else (and the seed).
@@ -193,24 +200,53 @@ impl Scenario {
     }
 }
 
-fn finish(mut base: Scenario, spec: LoadSpec, capacity: Option<Capacity>) -> Scenario {
-    base.capacity = capacity;
-    base.load = match spec {
-        LoadSpec::Rate { rate_rps, burstiness } => Load::Open { rate_rps, burstiness },
-        LoadSpec::Offered { offered_load, burstiness } => {
-            base.offered_load = Some(offered_load);
-            let cap = capacity.expect("capacity measured for an offered load").rps;
-            Load::Open { rate_rps: offered_load * cap, burstiness }
+impl LoadSpec {
+    /// The load, when it is not a fraction of capacity.
+    fn concrete(self) -> Option<Load> {
+        match self {
+            LoadSpec::Rate { rate_rps, burstiness } => Some(Load::Open { rate_rps, burstiness }),
+            LoadSpec::Users { users, think_s, think } => Some(Load::Closed { users, think_s, think }),
+            LoadSpec::Burst { concurrency } => Some(Load::Burst { concurrency }),
+            LoadSpec::Offered { .. } | LoadSpec::ClosedOffered { .. } => None,
         }
-        LoadSpec::Users { users, think_s, think } => Load::Closed { users, think_s, think },
-        LoadSpec::ClosedOffered { offered_load, think_s, think } => {
-            base.offered_load = Some(offered_load);
-            let cap = capacity.expect("capacity measured for an offered load");
-            Load::Closed { users: capacity::closed_users(offered_load, think_s, &cap), think_s, think }
+    }
+
+    /// The load against `capacity`, and the offered load it is (for a fraction of capacity).
+    fn against(self, capacity: &Capacity) -> (Load, Option<f64>) {
+        match self {
+            LoadSpec::Offered { offered_load, burstiness } => {
+                (Load::Open { rate_rps: offered_load * capacity.rps, burstiness }, Some(offered_load))
+            }
+            LoadSpec::ClosedOffered { offered_load, think_s, think } => {
+                let users = capacity::closed_users(offered_load, think_s, capacity);
+                (Load::Closed { users, think_s, think }, Some(offered_load))
+            }
+            other => (other.concrete().expect("a load that is not a fraction of capacity"), None),
         }
-        LoadSpec::Burst { concurrency } => Load::Burst { concurrency },
-    };
-    base
+    }
+}
+
+/// A validated config whose load may still wait for a capacity: every field of a [`Scenario`]
+/// but the load, and the load as the config gave it.
+struct Resolved {
+    seed: u64,
+    engine: Engine,
+    cost: CostModel,
+    frontend: Frontend,
+    prompt: TokenDist,
+    output: TokenDist,
+    slo: Slo,
+    requests: u64,
+    warmup: u64,
+    traffic: Option<Traffic>,
+    spec: LoadSpec,
+}
+
+impl Resolved {
+    fn under(self, load: Load, offered_load: Option<f64>) -> Scenario {
+        let Resolved { seed, engine, cost, frontend, prompt, output, slo, requests, warmup, traffic, spec: _ } = self;
+        Scenario { seed, engine, cost, frontend, prompt, output, load, slo, requests, warmup, offered_load, traffic }
+    }
 }
 
 #[cfg(feature = "empirical")]
@@ -323,7 +359,7 @@ fn workload(w: &crate::config::WorkloadConfig) -> Result<(TokenDist, TokenDist),
     Ok((prompt, TokenDist::from_config(&output_cfg, "workload.output_tokens")?))
 }
 
-fn resolve(c: &Config) -> Result<(Scenario, LoadSpec), ConfigError> {
+fn resolve(c: &Config) -> Result<Resolved, ConfigError> {
     let e = &c.engine;
     range_u64("engine.max_num_seqs", e.max_num_seqs as u64, 1, MAX_NUM_SEQS as u64)?;
     range_u64("engine.max_num_batched_tokens", e.max_num_batched_tokens as u64, 1, MAX_BATCHED_TOKENS as u64)?;
@@ -509,23 +545,19 @@ fn resolve(c: &Config) -> Result<(Scenario, LoadSpec), ConfigError> {
             format!("must be below run.requests ({}) so some requests are measured, got {warmup}", c.run.requests),
         ));
     }
-    let scenario = Scenario {
+    Ok(Resolved {
         seed: c.seed,
         engine,
         cost,
         frontend: Frontend::from_config(&c.cost)?,
         prompt,
         output,
-        // Placeholder until `finish` turns the spec into a concrete load.
-        load: Load::Open { rate_rps: 1.0, burstiness: 1.0 },
         slo: c.slo.slo(),
         requests: c.run.requests as u64,
         warmup: warmup as u64,
-        capacity: None,
-        offered_load: None,
         traffic,
-    };
-    Ok((scenario, spec))
+        spec,
+    })
 }
 
 /// The open load's traffic curve, validated; any other mode may not have one.

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::capacity::Capacity;
 use crate::recorder::{QueuePoint, Recorder, Snapshot, Trace};
 use crate::scenario::{Load, Scenario, Slo};
 use crate::stats::{LogHistogram, Stat, stat_of};
@@ -248,6 +249,13 @@ pub struct Goodput {
 }
 
 impl Outcome {
+    /// This run reported against the replica's capacity, measured for its engine and workload
+    /// (the summary's `capacity_rps`): a run knows its scenario, not the capacity it came from.
+    pub fn with_capacity(mut self, capacity: &Capacity) -> Outcome {
+        self.summary.capacity_rps = Some(capacity.rps);
+        self
+    }
+
     pub(crate) fn new(scenario: Scenario, mut rec: Recorder, truncated: bool, arrived: u64) -> Outcome {
         let start = rec.window_start_s.unwrap_or(rec.window_end_s);
         let duration = (rec.window_end_s - start).max(0.0);
@@ -309,7 +317,7 @@ impl Outcome {
                     with_prefill_mean_s: mean(rec.prefill_steps),
                 }
             },
-            capacity_rps: scenario.capacity.map(|c| c.rps),
+            capacity_rps: None,
             offered_load: scenario.offered_load,
             offered_rate_rps: rate,
             arrival_rate_rps: {

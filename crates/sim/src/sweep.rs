@@ -102,13 +102,11 @@ pub struct Sweep {
 pub struct SweepOptions {
     /// Attainment defining the knee.
     pub attainment_target: f64,
-    /// Reuse a capacity measured before for the same engine, cost model and workload.
-    pub capacity: Option<Capacity>,
 }
 
 impl Default for SweepOptions {
     fn default() -> Self {
-        SweepOptions { attainment_target: DEFAULT_ATTAINMENT_TARGET, capacity: None }
+        SweepOptions { attainment_target: DEFAULT_ATTAINMENT_TARGET }
     }
 }
 
@@ -173,9 +171,24 @@ pub fn load_check(loads: &[f64]) -> Result<(), ConfigError> {
 }
 
 impl SweepRun {
-    /// Validates `config` and `loads` and measures the capacity unless one is given. The
-    /// config's load mode and think time are kept; its rate, users or offered load are not.
-    pub fn new(config: &Config, loads: &[f64], capacity: Option<Capacity>) -> Result<SweepRun, ConfigError> {
+    /// Validates `config` and `loads` and measures the capacity. The config's load mode and
+    /// think time are kept; its rate, users or offered load are not.
+    pub fn new(config: &Config, loads: &[f64]) -> Result<SweepRun, ConfigError> {
+        SweepRun::start(config, loads, capacity::prepare)
+    }
+
+    /// Like [`SweepRun::new`] but reusing a capacity measured before for the same engine, cost
+    /// model and workload.
+    pub fn with_capacity(config: &Config, loads: &[f64], capacity: Capacity) -> Result<SweepRun, ConfigError> {
+        SweepRun::start(config, loads, |probe| Ok((Scenario::resolve(probe, &capacity)?, capacity)))
+    }
+
+    /// Checks the sweep, then resolves its config at offered load 1 with `prepare`.
+    fn start(
+        config: &Config,
+        loads: &[f64],
+        prepare: impl FnOnce(&Config) -> Result<(Scenario, Capacity), ConfigError>,
+    ) -> Result<SweepRun, ConfigError> {
         load_check(loads)?;
         if config.load.mode == LoadMode::Burst {
             return Err(ConfigError::new("load.mode", "a sweep runs over offered load: use \"open\" or \"closed\""));
@@ -189,11 +202,7 @@ impl SweepRun {
         }
         let mut probe = config.clone();
         probe.load = LoadConfig { offered_load: Some(1.0), rate_rps: None, users: None, ..config.load.clone() };
-        let base = match capacity {
-            Some(c) => Scenario::with_capacity(&probe, c)?,
-            None => Scenario::new(&probe)?,
-        };
-        let capacity = base.capacity.unwrap_or_else(|| capacity::measure(&base));
+        let (base, capacity) = prepare(&probe)?;
         let limits = limits::limits(&base);
         Ok(SweepRun { base, mode: config.load.mode, capacity, loads: loads.to_vec(), outcomes: Vec::new(), limits })
     }
@@ -211,7 +220,7 @@ impl SweepRun {
             Load::Burst { .. } => return Ok(false),
         };
         scenario.offered_load = Some(load);
-        self.outcomes.push(Simulation::new(&scenario, Options::default()).run()?);
+        self.outcomes.push(Simulation::new(&scenario, Options::default()).run()?.with_capacity(cap));
         Ok(!self.is_done())
     }
 
@@ -266,7 +275,7 @@ pub fn sweep_with_progress(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Sweep, ConfigError> {
     check_target(options.attainment_target)?;
-    let mut run = SweepRun::new(config, loads, options.capacity)?;
+    let mut run = SweepRun::new(config, loads)?;
     while !run.is_done() {
         run.step()?;
         progress(run.outcomes.len(), loads.len());

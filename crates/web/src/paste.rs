@@ -118,7 +118,7 @@ impl Paste {
             return Ok(false);
         }
         let Some(run) = &mut self.run else {
-            self.run = Some(SweepRun::new(config, &kneelab_sim::schema::loads(), None).map_err(js_error)?);
+            self.run = Some(SweepRun::new(config, &kneelab_sim::schema::loads()).map_err(js_error)?);
             return Ok(true);
         };
         if run.step().map_err(js_error)? {
