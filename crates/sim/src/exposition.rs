@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use crate::simulation::Simulation;
 use crate::stats::LogHistogram;
-use crate::summary::{Outcome, buckets};
+use crate::summary::{Outcome, RequestSamples, buckets};
 
 /// vLLM's bucket bounds for `vllm:time_to_first_token_seconds`.
 pub const TTFT_BUCKETS_S: [f64; 22] = [
@@ -68,7 +68,7 @@ pub struct MetricsView<'a> {
 impl<'a> MetricsView<'a> {
     /// A finished run: gauges as at its end, counters and histograms over its measured window.
     pub fn of_outcome(outcome: &'a Outcome) -> Self {
-        let (s, f, r) = (&outcome.summary, &outcome.final_state, &outcome.request_samples);
+        let (s, f) = (&outcome.summary, &outcome.final_state);
         MetricsView {
             num_requests_running: f.num_requests_running,
             num_requests_waiting: f.num_requests_waiting,
@@ -76,14 +76,7 @@ impl<'a> MetricsView<'a> {
             num_preemptions: s.num_preemptions,
             prompt_tokens: s.prompt_tokens,
             generation_tokens: s.generation_tokens,
-            ttft_s: &outcome.ttft_samples_s,
-            tpot_s: &r.tpot_s,
-            e2e_s: &r.e2e_s,
-            queue_s: &r.queue_s,
-            inference_s: &r.batch_s,
-            prefill_s: &r.prefill_s,
-            decode_s: &r.decode_s,
-            itl: &outcome.itl_histogram,
+            ..MetricsView::of_samples(&outcome.ttft_samples_s, &outcome.request_samples, &outcome.itl_histogram)
         }
     }
 
@@ -96,17 +89,30 @@ impl<'a> MetricsView<'a> {
             num_requests_running: sim.num_requests_running() as u32,
             num_requests_waiting: sim.num_requests_waiting() as u32,
             kv_cache_usage: sim.kv_cache_usage(),
-            num_preemptions: rec.num_preemptions,
-            prompt_tokens: rec.prompt_tokens,
-            generation_tokens: rec.generation_tokens,
-            ttft_s: &rec.ttft_s,
-            tpot_s: &rec.tpot_s,
-            e2e_s: &rec.e2e_s,
-            queue_s: &rec.queue_s,
-            inference_s: &rec.batch_s,
-            prefill_s: &rec.prefill_s,
-            decode_s: &rec.decode_s,
-            itl: &rec.itl_s,
+            num_preemptions: rec.num_preemptions(),
+            prompt_tokens: rec.prompt_tokens(),
+            generation_tokens: rec.generation_tokens(),
+            ..MetricsView::of_samples(rec.ttft_s(), rec.samples(), rec.itl_s())
+        }
+    }
+
+    /// The per-request samples, with the gauges and counters at zero.
+    fn of_samples(ttft_s: &'a [f64], r: &'a RequestSamples, itl: &'a LogHistogram) -> Self {
+        MetricsView {
+            num_requests_running: 0,
+            num_requests_waiting: 0,
+            kv_cache_usage: 0.0,
+            num_preemptions: 0,
+            prompt_tokens: 0,
+            generation_tokens: 0,
+            ttft_s,
+            tpot_s: &r.tpot_s,
+            e2e_s: &r.e2e_s,
+            queue_s: &r.queue_s,
+            inference_s: &r.batch_s,
+            prefill_s: &r.prefill_s,
+            decode_s: &r.decode_s,
+            itl,
         }
     }
 
@@ -329,7 +335,7 @@ mod tests {
         for t in [0.0, 5.0, 20.0, 20.0, 60.0] {
             sim.advance_to(t);
             let text = live_text(&sim, MODEL);
-            let finished = sim.recorder().e2e_s.len() as f64;
+            let finished = sim.recorder().requests_completed() as f64;
             assert_eq!(sim.completed() as f64, finished, "with no warm-up every request is measured");
             for name in [
                 "vllm:e2e_request_latency_seconds_count",

@@ -264,8 +264,7 @@ impl Simulation {
                 }
             }
         }
-        let mut recorder = Recorder::new(options.series);
-        recorder.traces.reserve(options.trace_requests as usize);
+        let recorder = Recorder::new(options.series, options.trace_requests as usize);
         let measured_ids = options.stop.measured_ids(scenario);
         Simulation {
             batch: Batch::new(scenario.engine),
@@ -417,9 +416,7 @@ impl Simulation {
         self.last_start_s = start;
         self.batch.form_step(start, &mut self.plan);
         self.preempted_total += self.plan.preempted as u64;
-        if self.recorder.window_start_s.is_some() {
-            self.recorder.num_preemptions += self.plan.preempted as u64;
-        }
+        self.recorder.count_preemptions(self.plan.preempted as u64);
         self.record_gauges(start);
         if self.plan.seqs() == 0 {
             // Validation makes every request fit an empty engine, so this cannot happen; stop
@@ -427,22 +424,23 @@ impl Simulation {
             self.state = State::Failed(ConfigError::new("", "the engine could not schedule any request"));
             return false;
         }
-        if self.recorder.snapshot.is_none()
+        if !self.recorder.has_snapshot()
             && self.options.snapshot_after.is_some_and(|k| self.arrived > k)
             && self.batch.waiting.len() >= self.options.snapshot_min_waiting as usize
         {
-            self.recorder.snapshot = self.snapshot(start);
+            let snapshot = self.snapshot(start);
+            self.recorder.keep_snapshot(snapshot);
         }
         let jump = self.plan_jump(start);
         let (k, end) = (jump.steps, start + jump_s(jump.steps, jump.first_s, jump.growth_s));
-        let traced_from = self.recorder.step_trace.len();
+        let traced_from = self.recorder.traced_steps();
         if let Some(window) = self.options.step_trace {
             // A jump that reaches past the window's start is traced, then its steps before it
-            // are dropped (`trim_trace`), so a window opens at the first step at or after it.
+            // are dropped (`Recorder::untrace_before`), so a window opens at the first step at or after it.
             self.tracing = self.arrived > window.after_arrivals
                 && end > window.after_s
                 && traced_from < (window.steps as usize).min(MAX_TRACED_STEPS)
-                && self.recorder.step_trace_seats < MAX_TRACED_SEATS;
+                && self.recorder.traced_seats() < MAX_TRACED_SEATS;
             if self.tracing {
                 self.trace_step(start, jump, window);
             } else {
@@ -463,7 +461,7 @@ impl Simulation {
             if let Some(window) = self.options.step_trace
                 && start < window.after_s
             {
-                self.trim_trace(traced_from, window.after_s);
+                self.recorder.untrace_before(traced_from, window.after_s);
             }
             self.tracing = false;
         }
@@ -611,7 +609,7 @@ impl Simulation {
         } else {
             0
         };
-        let room = (window.steps as usize).min(MAX_TRACED_STEPS) - self.recorder.step_trace.len() + early;
+        let room = (window.steps as usize).min(MAX_TRACED_STEPS) - self.recorder.traced_steps() + early;
         let b = &self.batch;
         let block = self.scenario.engine.block_size_tokens;
         let mut steps = Vec::with_capacity(k.min(room as u64) as usize);
@@ -642,19 +640,7 @@ impl Simulation {
             steps.push(next);
         }
         steps.insert(0, first);
-        self.recorder.step_trace_seats += steps.iter().map(|s| s.seats.len()).sum::<usize>();
-        self.recorder.step_trace.append(&mut steps);
-    }
-
-    /// Drops the steps from `from` on that started before `after_s` (the part of a jump before
-    /// a step window opens).
-    #[cold]
-    #[inline(never)]
-    fn trim_trace(&mut self, from: usize, after_s: f64) {
-        let trace = &mut self.recorder.step_trace;
-        let early = trace[from..].iter().take_while(|s| s.t_s < after_s).count();
-        self.recorder.step_trace_seats -= trace[from..from + early].iter().map(|s| s.seats.len()).sum::<usize>();
-        trace.drain(from..from + early);
+        self.recorder.trace_steps(&mut steps);
     }
 
     /// Gives the arrivals during a traced jump to the steps of it they came before, counting
@@ -662,7 +648,7 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     fn trace_arrivals(&mut self, from: usize) {
-        let steps = &mut self.recorder.step_trace[from..];
+        let steps = self.recorder.traced_from_mut(from);
         let Some(first) = steps.first() else {
             return;
         };
@@ -727,12 +713,12 @@ impl Simulation {
             self.recorder.start_window(arrival.time_s);
         }
         if measured {
-            self.recorder.last_measured_arrival_s = arrival.time_s;
+            self.recorder.measured_arrival(arrival.time_s);
         }
         let traced =
             measured && (self.first_traced..self.first_traced + u64::from(self.options.trace_requests)).contains(&id);
         if traced {
-            self.recorder.traces.push(Trace {
+            self.recorder.start_trace(Trace {
                 id,
                 prompt_tokens: prompt,
                 output_tokens: output,
@@ -827,7 +813,7 @@ impl Simulation {
             self.tokens_emitted += decoders * k;
             for i in 0..self.batch.cohort.traced.len() {
                 let r = &self.batch.slots[self.batch.cohort.traced[i] as usize];
-                let trace = &mut self.recorder.traces[(r.id - self.first_traced) as usize];
+                let trace = self.recorder.trace_mut((r.id - self.first_traced) as usize);
                 trace.token_times_s.extend((1..=k).map(|j| start + jump_s(j, d0, g)));
             }
         }
@@ -836,7 +822,7 @@ impl Simulation {
             // Every sequence in a decode run sees the same gaps: d0, d0 + g, ..., d0 + (k-1) g.
             let measured = self.batch.cohort.measured
                 + self.plan.scheduled.iter().filter(|s| self.batch.slots[s.slot as usize].measured).count() as u64;
-            self.recorder.itl_s.add_ramp(d0, g, k, measured);
+            self.recorder.itl_ramp(d0, g, k, measured);
             for i in 0..self.plan.scheduled.len() {
                 let slot = self.plan.scheduled[i].slot;
                 let r = &mut self.batch.slots[slot as usize];
@@ -848,7 +834,7 @@ impl Simulation {
                 self.batch.kv_used += (blocks - r.blocks) as u64;
                 r.blocks = blocks;
                 if r.traced {
-                    let trace = &mut self.recorder.traces[(r.id - self.first_traced) as usize];
+                    let trace = self.recorder.trace_mut((r.id - self.first_traced) as usize);
                     trace.token_times_s.extend((1..=k).map(|j| start + jump_s(j, d0, g)));
                 }
                 finished |= r.emitted == r.output;
@@ -872,19 +858,19 @@ impl Simulation {
                         one_step_gaps += 1;
                     } else {
                         // After a preemption the gap includes the recompute: the stall shows here.
-                        self.recorder.itl_s.add(end - r.last_token_s, 1);
+                        self.recorder.itl(end - r.last_token_s, 1);
                     }
                 }
                 r.emitted += 1;
                 self.tokens_emitted += 1;
                 r.last_token_s = end;
                 if r.traced {
-                    let trace = &mut self.recorder.traces[(r.id - self.first_traced) as usize];
+                    let trace = self.recorder.trace_mut((r.id - self.first_traced) as usize);
                     trace.token_times_s.push(end);
                 }
                 finished |= r.emitted == r.output;
             }
-            self.recorder.itl_s.add(end - start, one_step_gaps);
+            self.recorder.itl(end - start, one_step_gaps);
         }
         // Whoever now decodes one token a step joins the cohort (if the batch is big enough to
         // gain from it); the rest stay explicit.
@@ -900,9 +886,7 @@ impl Simulation {
                 i += 1;
             }
         }
-        if self.recorder.in_window() {
-            self.recorder.window_tokens += self.tokens_emitted - emitted_before;
-        }
+        self.recorder.count_tokens(self.tokens_emitted - emitted_before);
         if decoders > 0 {
             self.batch.pop_finished(&mut self.finishing);
         }
@@ -939,12 +923,10 @@ impl Simulation {
             self.batch.running.remove(seq);
             let r = &self.batch.slots[slot as usize];
             self.completed += 1;
-            if self.recorder.in_window() {
-                self.recorder.window_completions += 1;
-            }
+            self.recorder.count_completion();
             let (user, measured, traced) = (r.user, r.measured, r.traced);
             if self.tracing
-                && let Some(step) = self.recorder.step_trace.last_mut()
+                && let Some(step) = self.recorder.traced_from_mut(0).last_mut()
             {
                 step.completed.push(r.id);
             }
@@ -961,7 +943,7 @@ impl Simulation {
                 let front = self.scenario.frontend;
                 self.recorder.client(front.ttft_s(ttft, r.prompt), front.e2e_s(e2e, r.prompt, r.output));
                 if traced {
-                    let trace = &mut self.recorder.traces[(r.id - self.first_traced) as usize];
+                    let trace = self.recorder.trace_mut((r.id - self.first_traced) as usize);
                     trace.scheduled_s = r.first_scheduled_s;
                     trace.first_token_s = r.first_token_s;
                     trace.finish_s = end;
