@@ -7,7 +7,7 @@
 //! by one token per sequence per step. Their times form an arithmetic series, so `k` of them are
 //! advanced in one exact jump, and their inter-token gaps go into the histogram as a ramp.
 
-use crate::batch::{Batch, COHORT_MIN_RUNNING, Request, StepPlan};
+use crate::batch::{Batch, Request, StepPlan};
 use crate::config::ThinkDist;
 use crate::error::ConfigError;
 use crate::event::{Arrival, EventQueue, OPEN_LOOP};
@@ -333,12 +333,12 @@ impl Simulation {
 
     /// `num_requests_running` now.
     pub fn num_requests_running(&self) -> usize {
-        self.batch.running.len()
+        self.batch.num_running()
     }
 
     /// `num_requests_waiting` now.
     pub fn num_requests_waiting(&self) -> usize {
-        self.batch.waiting.len()
+        self.batch.num_waiting()
     }
 
     /// Engine steps so far (a jump over `k` identical decode steps counts `k`).
@@ -348,7 +348,7 @@ impl Simulation {
 
     /// `vllm:kv_cache_usage_perc` now: the fraction of KV cache blocks in use.
     pub fn kv_cache_usage(&self) -> f64 {
-        self.batch.kv_used as f64 / self.scenario.engine.kv_blocks as f64
+        self.batch.kv_used() as f64 / self.scenario.engine.kv_blocks as f64
     }
 
     /// Requests preempted since the run began, warm-up included (the recorder counts the
@@ -426,7 +426,7 @@ impl Simulation {
         }
         if !self.recorder.has_snapshot()
             && self.options.snapshot_after.is_some_and(|k| self.arrived > k)
-            && self.batch.waiting.len() >= self.options.snapshot_min_waiting as usize
+            && self.batch.num_waiting() >= self.options.snapshot_min_waiting as usize
         {
             let snapshot = self.snapshot(start);
             self.recorder.keep_snapshot(snapshot);
@@ -538,10 +538,9 @@ impl Simulation {
     fn step_snapshot(&self, start: f64, duration_s: f64) -> Snapshot {
         let b = &self.batch;
         let seats: Vec<Seat> = b
-            .running
-            .slots()
+            .running_slots()
             .map(|slot| {
-                let r = &b.slots[slot as usize];
+                let r = b.request(slot);
                 let (computed, emitted) = b.progress(r);
                 let tokens = if r.in_cohort && self.plan.decoders > 0 {
                     1
@@ -565,21 +564,16 @@ impl Simulation {
             .collect();
         let prefill_tokens = seats.iter().filter(|s| s.prefill).map(|s| s.step_tokens).sum();
         let decode_tokens = seats.iter().filter(|s| !s.prefill).map(|s| s.step_tokens).sum();
-        let id = |slot: &u32| b.slots[*slot as usize].id;
+        let id = |slot: u32| b.request(slot).id;
         let admitted = seats.len() - self.plan.admitted as usize;
         Snapshot {
             t_s: start,
             max_num_seqs: self.scenario.engine.max_num_seqs,
             max_num_batched_tokens: self.scenario.engine.max_num_batched_tokens,
             kv_blocks: self.scenario.engine.kv_blocks,
-            kv_blocks_used: b.kv_used,
-            waiting: b.waiting.len() as u32,
-            waiting_s: b
-                .waiting
-                .iter()
-                .take(WAITING_SHOWN)
-                .map(|&slot| start - b.slots[slot as usize].arrival_s)
-                .collect(),
+            kv_blocks_used: b.kv_used(),
+            waiting: b.num_waiting() as u32,
+            waiting_s: b.waiting_slots().take(WAITING_SHOWN).map(|slot| start - b.request(slot).arrival_s).collect(),
             decode_tokens,
             prefill_tokens,
             index: self.steps,
@@ -587,7 +581,7 @@ impl Simulation {
             // Admissions are pushed at the back of the running order; preempted requests at the
             // front of the queue.
             admitted: seats[admitted..].iter().map(|s| s.id).collect(),
-            preempted: b.waiting.iter().take(self.plan.preempted as usize).map(id).collect(),
+            preempted: b.waiting_slots().take(self.plan.preempted as usize).map(id).collect(),
             completed: Vec::new(),
             arrived: Vec::new(),
             seats,
@@ -621,7 +615,7 @@ impl Simulation {
                 .scheduled
                 .iter()
                 .map(|s| {
-                    let r = &b.slots[s.slot as usize];
+                    let r = b.request(s.slot);
                     u64::from((r.computed + j as u32 + 1).div_ceil(block).saturating_sub(r.blocks))
                 })
                 .sum();
@@ -629,7 +623,7 @@ impl Simulation {
                 t_s: start + jump_s(j, d0, g),
                 duration_s: d0 + j as f64 * g,
                 index: first.index + j,
-                kv_blocks_used: first.kv_blocks_used + b.cohort.crossings_after(j + 1) + explicit_blocks,
+                kv_blocks_used: first.kv_blocks_used + b.cohort_crossings_after(j + 1) + explicit_blocks,
                 seats: first.seats.iter().map(|s| Seat { emitted: s.emitted + j as u32, ..*s }).collect(),
                 waiting_s: first.waiting_s.iter().map(|w| w + jump_s(j, d0, g)).collect(),
                 admitted: Vec::new(),
@@ -671,8 +665,8 @@ impl Simulation {
     }
 
     fn record_gauges(&mut self, t: f64) {
-        let (running, waiting) = (self.batch.running.len() as u32, self.batch.waiting.len() as u32);
-        self.recorder.gauges(t, running, waiting, self.batch.kv_used);
+        let (running, waiting) = (self.batch.num_running() as u32, self.batch.num_waiting() as u32);
+        self.recorder.gauges(t, running, waiting, self.batch.kv_used());
     }
 
     /// Moves every arrival due at or before `t` into the waiting queue.
@@ -774,9 +768,8 @@ impl Simulation {
         let n = seqs;
         // Every sequence's context grows by one token per step, so each step is longer by this.
         let g = self.scenario.cost.per_context_s() * n as f64;
-        let slots = &self.batch.slots;
         // Until the first request emits its last token...
-        let explicit = self.plan.scheduled.iter().map(|s| slots[s.slot as usize].remaining_output()).min();
+        let explicit = self.plan.scheduled.iter().map(|s| self.batch.request(s.slot).remaining_output()).min();
         let mut k = match (self.batch.next_finish(), explicit) {
             (Some(a), Some(b)) => a.min(b),
             (a, b) => a.or(b).unwrap_or(1),
@@ -786,9 +779,9 @@ impl Simulation {
         let block = self.scenario.engine.block_size_tokens as u64;
         k = k.min(1 + block * (self.batch.kv_free() / n));
         // ...and until the next arrival, if one could be admitted when it comes.
-        let seats_free = self.batch.running.len() < self.scenario.engine.max_num_seqs as usize;
+        let seats_free = self.batch.num_running() < self.scenario.engine.max_num_seqs as usize;
         if seats_free
-            && self.batch.waiting.is_empty()
+            && self.batch.num_waiting() == 0
             && let Some(t_arrival) = self.events.peek_time()
         {
             k = k.min(steps_until(start, t_arrival, d0, g, k));
@@ -802,17 +795,13 @@ impl Simulation {
     fn finish_step(&mut self, start: f64, end: f64, jump: Jump) {
         let emitted_before = self.tokens_emitted;
         let Jump { steps: k, first_s: d0, growth_s: g } = jump;
-        let block = self.scenario.engine.block_size_tokens;
         let decoders = self.plan.decoders;
         // The cohort: every member emits one token a step, `k` steps, all at once.
         if decoders > 0 {
-            if k > 1 {
-                self.batch.kv_used += self.batch.cohort.crossings_after(k);
-            }
-            self.batch.cohort.d += k;
+            self.batch.advance_cohort(k);
             self.tokens_emitted += decoders * k;
-            for i in 0..self.batch.cohort.traced.len() {
-                let r = &self.batch.slots[self.batch.cohort.traced[i] as usize];
+            for i in 0..self.batch.cohort_traced().len() {
+                let r = self.batch.request(self.batch.cohort_traced()[i]);
                 let trace = self.recorder.trace_mut((r.id - self.first_traced) as usize);
                 trace.token_times_s.extend((1..=k).map(|j| start + jump_s(j, d0, g)));
             }
@@ -820,71 +809,53 @@ impl Simulation {
         let mut finished = false;
         if k > 1 {
             // Every sequence in a decode run sees the same gaps: d0, d0 + g, ..., d0 + (k-1) g.
-            let measured = self.batch.cohort.measured
-                + self.plan.scheduled.iter().filter(|s| self.batch.slots[s.slot as usize].measured).count() as u64;
+            let measured = self.batch.cohort_measured()
+                + self.plan.scheduled.iter().filter(|s| self.batch.request(s.slot).measured).count() as u64;
             self.recorder.itl_ramp(d0, g, k, measured);
             for i in 0..self.plan.scheduled.len() {
                 let slot = self.plan.scheduled[i].slot;
-                let r = &mut self.batch.slots[slot as usize];
-                r.computed += k as u32;
-                r.emitted += k as u32;
+                finished |= self.batch.decode(slot, k as u32, end);
                 self.tokens_emitted += k;
-                r.last_token_s = end;
-                let blocks = r.computed.div_ceil(block);
-                self.batch.kv_used += (blocks - r.blocks) as u64;
-                r.blocks = blocks;
+                let r = self.batch.request(slot);
                 if r.traced {
                     let trace = self.recorder.trace_mut((r.id - self.first_traced) as usize);
                     trace.token_times_s.extend((1..=k).map(|j| start + jump_s(j, d0, g)));
                 }
-                finished |= r.emitted == r.output;
             }
         } else {
             // Requests that emitted at the end of the previous step (every member, and any
             // decode outside the cohort) all see a gap of this step's length; count them and add
             // them to the histogram at once.
-            let mut one_step_gaps = if decoders > 0 { self.batch.cohort.measured } else { 0 };
+            let mut one_step_gaps = if decoders > 0 { self.batch.cohort_measured() } else { 0 };
             for i in 0..self.plan.scheduled.len() {
                 let s = self.plan.scheduled[i];
-                let r = &mut self.batch.slots[s.slot as usize];
-                r.computed += s.tokens;
-                if r.computed < r.target() {
+                let Some(emitted) = self.batch.compute(s.slot, s.tokens, end) else {
                     continue; // a prefill chunk: no token yet
-                }
-                if r.emitted == 0 {
-                    r.first_token_s = end;
-                } else if r.measured {
-                    if r.last_token_s == start {
+                };
+                let r = self.batch.request(s.slot);
+                if r.measured
+                    && let Some(previous_s) = emitted.previous_token_s
+                {
+                    if previous_s == start {
                         one_step_gaps += 1;
                     } else {
                         // After a preemption the gap includes the recompute: the stall shows here.
-                        self.recorder.itl(end - r.last_token_s, 1);
+                        self.recorder.itl(end - previous_s, 1);
                     }
                 }
-                r.emitted += 1;
                 self.tokens_emitted += 1;
-                r.last_token_s = end;
                 if r.traced {
                     let trace = self.recorder.trace_mut((r.id - self.first_traced) as usize);
                     trace.token_times_s.push(end);
                 }
-                finished |= r.emitted == r.output;
+                finished |= emitted.last;
             }
             self.recorder.itl(end - start, one_step_gaps);
         }
         // Whoever now decodes one token a step joins the cohort (if the batch is big enough to
         // gain from it); the rest stay explicit.
-        let mut i = 0;
-        let join = self.options.cohort && self.batch.running.len() > COHORT_MIN_RUNNING;
-        while join && i < self.batch.explicit.len() {
-            let slot = self.batch.explicit[i];
-            let r = &self.batch.slots[slot as usize];
-            if r.is_decoding() && r.emitted < r.output {
-                self.batch.explicit.remove(i);
-                self.batch.join(slot);
-            } else {
-                i += 1;
-            }
+        if self.options.cohort {
+            self.batch.join_decoders();
         }
         self.recorder.count_tokens(self.tokens_emitted - emitted_before);
         if decoders > 0 {
@@ -898,30 +869,11 @@ impl Simulation {
 
     /// Records and releases every request that has emitted its last token, in running order.
     fn complete_finished(&mut self, end: f64) {
-        let (slots, finishing) = (&self.batch.slots, &mut self.finishing);
-        self.batch.explicit.retain(|&slot| {
-            let r = &slots[slot as usize];
-            let done = r.emitted >= r.output;
-            if done {
-                finishing.push((r.seq, slot));
-            }
-            !done
-        });
-        // Running order; a handful at most, so an insertion sort (no sort code in the wasm).
-        for i in 1..self.finishing.len() {
-            let mut j = i;
-            while j > 0 && self.finishing[j - 1].0 > self.finishing[j].0 {
-                self.finishing.swap(j - 1, j);
-                j -= 1;
-            }
-        }
+        self.batch.collect_finished(&mut self.finishing);
         let finishing = std::mem::take(&mut self.finishing);
         for &(seq, slot) in &finishing {
-            if self.batch.slots[slot as usize].in_cohort {
-                self.batch.materialize(slot, end);
-            }
-            self.batch.running.remove(seq);
-            let r = &self.batch.slots[slot as usize];
+            self.batch.leave(seq, slot, end);
+            let r = self.batch.request(slot);
             self.completed += 1;
             self.recorder.count_completion();
             let (user, measured, traced) = (r.user, r.measured, r.traced);
@@ -995,14 +947,6 @@ fn draw_lengths(sc: &Scenario, stream: &mut Stream) -> (u32, u32) {
         return (p, o);
     }
     (sc.prompt.sample(stream), sc.output.sample(stream))
-}
-
-impl Request {
-    /// Output tokens still to emit.
-    #[inline]
-    fn remaining_output(&self) -> u64 {
-        (self.output - self.emitted) as u64
-    }
 }
 
 /// A formed step and the identical decode steps after it: `steps` steps lasting `first_s`,
