@@ -126,7 +126,8 @@ fn one(what: &str) -> bool {
     };
     match what {
         "rag" => {
-            let outcome = Simulation::new(&Scenario::new(&rag).unwrap(), Options::default()).run().unwrap();
+            let outcome =
+                Simulation::new(&kneelab_sim::prepare_scenario(&rag).unwrap(), Options::default()).run().unwrap();
             println!("{}", outcome.summary.ttft_s.p99);
         }
         "sweep" => {

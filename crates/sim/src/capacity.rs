@@ -54,6 +54,15 @@ pub fn prepare(config: &Config) -> Result<(Scenario, Capacity), ConfigError> {
     Ok((Scenario::resolve(config, &capacity)?, capacity))
 }
 
+/// Validates `config` and resolves it, measuring the capacity only when its load is a fraction
+/// of it; [`prepare`] keeps the capacity too.
+pub fn prepare_scenario(config: &Config) -> Result<Scenario, ConfigError> {
+    match config.load.offered_load {
+        Some(_) => prepare(config).map(|(scenario, _)| scenario),
+        None => Scenario::new(config),
+    }
+}
+
 /// Measures the capacity and the unloaded latency of `base`'s engine and workload (its load is
 /// ignored). Deterministic for a seed.
 pub fn measure(base: &Scenario) -> Capacity {

@@ -257,7 +257,7 @@ fn number(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Config, LoadConfig, Options, RunConfig, Scenario, Simulation};
+    use crate::{Config, LoadConfig, Options, RunConfig, Simulation};
 
     const MODEL: &str = "meta-llama/Meta-Llama-3-8B-Instruct";
 
@@ -306,7 +306,8 @@ mod tests {
     fn the_finished_run_text_is_what_it_was_plus_the_new_metrics() {
         // Written by the writer before the live view existed (and before request_success_total and
         // request_inference_time_seconds): everything else must come out byte for byte.
-        let outcome = Simulation::new(&Scenario::new(&small_run()).unwrap(), Options::default()).run().unwrap();
+        let outcome =
+            Simulation::new(&crate::prepare_scenario(&small_run()).unwrap(), Options::default()).run().unwrap();
         let text = prometheus_text(&outcome, MODEL);
         let old = include_str!("../tests/golden/finished-run.prom");
         let added = ["vllm:request_success_total", "vllm:request_inference_time_seconds"];
@@ -330,7 +331,7 @@ mod tests {
     #[test]
     fn the_live_text_only_grows_and_counts_what_finished() {
         let config = Config { run: RunConfig { requests: 100_000, warmup_requests: Some(0) }, ..small_run() };
-        let mut sim = Simulation::new(&Scenario::new(&config).unwrap(), Options::default());
+        let mut sim = Simulation::new(&crate::prepare_scenario(&config).unwrap(), Options::default());
         let mut before: Option<Vec<(String, f64)>> = None;
         for t in [0.0, 5.0, 20.0, 20.0, 60.0] {
             sim.advance_to(t);
@@ -376,7 +377,7 @@ mod tests {
             run: RunConfig { requests: 10, warmup_requests: Some(0) },
             ..Config::default()
         };
-        let mut sim = Simulation::new(&Scenario::new(&config).unwrap(), Options::default());
+        let mut sim = Simulation::new(&crate::prepare_scenario(&config).unwrap(), Options::default());
         sim.advance_to(1e-3);
         assert_eq!((sim.arrived(), sim.now_s()), (0, 0.0));
         sim.run_until(1e-3);
@@ -404,7 +405,7 @@ mod tests {
             run: RunConfig { requests: 2000, warmup_requests: Some(200) },
             ..Config::default()
         };
-        let outcome = Simulation::new(&Scenario::new(&config).unwrap(), Options::default()).run().unwrap();
+        let outcome = Simulation::new(&crate::prepare_scenario(&config).unwrap(), Options::default()).run().unwrap();
         let text = prometheus_text(&outcome, "meta-llama/Meta-Llama-3-8B-Instruct");
         for name in [
             "vllm:num_requests_running{",

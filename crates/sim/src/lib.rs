@@ -52,7 +52,7 @@ pub mod summary;
 pub mod sweep;
 pub mod traffic;
 
-pub use capacity::{Capacity, prepare};
+pub use capacity::{Capacity, prepare, prepare_scenario};
 pub use config::{
     Config, CostConfig, CostModelKind, DistConfig, DistKind, EngineConfig, KneeRule, LoadConfig, LoadMode, RunConfig,
     SloConfig, ThinkDist, WorkloadConfig, WorkloadPreset,

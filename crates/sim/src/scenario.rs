@@ -147,15 +147,19 @@ impl Config {
 }
 
 impl Scenario {
-    /// Validates `config` and resolves it. A load given as a fraction of capacity needs the
-    /// replica's capacity: this measures it as [`crate::prepare`] does and keeps only the
-    /// scenario (call [`crate::prepare`] to keep both, or [`Scenario::resolve`] to reuse one).
+    /// Validates `config` and resolves a load that is not a fraction of capacity (a rate, users
+    /// or a burst). One that is needs the replica's capacity, which this does not measure:
+    /// [`crate::prepare`] measures it, [`crate::prepare_scenario`] measures it only when
+    /// needed, and [`Scenario::resolve`] reuses one.
     pub fn new(config: &Config) -> Result<Scenario, ConfigError> {
         let resolved = resolve(config)?;
-        match resolved.spec.concrete() {
-            Some(load) => Ok(resolved.under(load, None)),
-            None => crate::prepare(config).map(|(scenario, _)| scenario),
-        }
+        let load = resolved.spec.concrete().ok_or_else(|| {
+            ConfigError::new(
+                "load.offered_load",
+                "is a fraction of the replica's capacity, which must be measured first (kneelab_sim::prepare)",
+            )
+        })?;
+        Ok(resolved.under(load, None))
     }
 
     /// Validates `config` and resolves it against a capacity measured for the same engine,

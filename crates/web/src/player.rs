@@ -153,7 +153,7 @@ impl ReplicaPlayer {
     #[wasm_bindgen(constructor)]
     pub fn new(config: JsValue) -> Result<ReplicaPlayer, Fault> {
         let config = boundary::config(&config)?;
-        ReplicaPlayer::of(&Scenario::new(&config).map_err(boundary::core)?)
+        ReplicaPlayer::of(&kneelab_sim::prepare_scenario(&config).map_err(boundary::core)?)
     }
 
     /// Traces the window of iterations starting at or after `from_s` (simulated seconds) in
