@@ -188,6 +188,18 @@ impl Scenario {
         Scenario { load, offered_load: None, ..self.clone() }
     }
 
+    /// The same scenario at `offered_load` x `capacity` in the same load mode (an open loop keeps
+    /// its burstiness, a closed one its think time); `None` for a burst, which has no offered load.
+    pub fn at_offered_load(&self, offered_load: f64, capacity: &Capacity) -> Option<Scenario> {
+        let spec = match self.load {
+            Load::Open { burstiness, .. } => LoadSpec::Offered { offered_load, burstiness },
+            Load::Closed { think_s, think, .. } => LoadSpec::ClosedOffered { offered_load, think_s, think },
+            Load::Burst { .. } => return None,
+        };
+        let (load, offered_load) = spec.against(capacity);
+        Some(Scenario { load, offered_load, ..self.clone() })
+    }
+
     /// The traffic curve the engine follows: none, whatever the field holds, in a build without
     /// the `traffic` feature (the page's wasm), so the thinning code is left out of it.
     #[inline]

@@ -7,7 +7,7 @@ use crate::capacity::{self, Capacity};
 use crate::config::{Config, KneeRule, LoadConfig, LoadMode};
 use crate::error::ConfigError;
 use crate::limits::{self, Limits};
-use crate::scenario::{Load, Scenario, Slo};
+use crate::scenario::{Scenario, Slo};
 use crate::simulation::{Options, Simulation};
 use crate::sizing::SizingBasis;
 use crate::summary::{Outcome, Summary};
@@ -210,17 +210,9 @@ impl SweepRun {
     /// Runs the next load point; returns whether any remain.
     pub fn step(&mut self) -> Result<bool, ConfigError> {
         let Some(&load) = self.loads.get(self.outcomes.len()) else { return Ok(false) };
-        let cap = &self.capacity;
-        let mut scenario = match self.base.load {
-            Load::Open { burstiness, .. } => self.base.with_load(Load::Open { rate_rps: load * cap.rps, burstiness }),
-            Load::Closed { think_s, think, .. } => {
-                self.base.with_load(Load::Closed { users: capacity::closed_users(load, think_s, cap), think_s, think })
-            }
-            // `new` refuses a burst; a sweep has no offered load to give it.
-            Load::Burst { .. } => return Ok(false),
-        };
-        scenario.offered_load = Some(load);
-        self.outcomes.push(Simulation::new(&scenario, Options::default()).run()?.with_capacity(cap));
+        // `new` refuses a burst; a sweep has no offered load to give it.
+        let Some(scenario) = self.base.at_offered_load(load, &self.capacity) else { return Ok(false) };
+        self.outcomes.push(Simulation::new(&scenario, Options::default()).run()?.with_capacity(&self.capacity));
         Ok(!self.is_done())
     }
 
