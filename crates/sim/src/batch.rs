@@ -320,7 +320,6 @@ impl Batch {
 
     /// The cohort decodes `k` steps (the step just formed and `k - 1` like it): each member
     /// emits `k` tokens, and takes the KV blocks the later steps open.
-    #[inline]
     pub fn advance_cohort(&mut self, k: u64) {
         if k > 1 {
             self.kv_used += self.cohort.crossings_after(k);
@@ -330,7 +329,6 @@ impl Batch {
 
     /// A decoder outside the cohort runs `k` decode steps ending at `end_s`, emitting a token in
     /// each; returns whether it emitted its last.
-    #[inline]
     pub fn decode(&mut self, slot: u32, k: u32, end_s: f64) -> bool {
         let block = self.engine.block_size_tokens;
         let r = &mut self.slots[slot as usize];
@@ -345,7 +343,6 @@ impl Batch {
 
     /// A scheduled request computed `tokens` in a step ending at `end_s`: the token it emitted
     /// then, or `None` for a prefill chunk that emits none.
-    #[inline]
     pub fn compute(&mut self, slot: u32, tokens: u32, end_s: f64) -> Option<Emitted> {
         let r = &mut self.slots[slot as usize];
         r.computed += tokens;

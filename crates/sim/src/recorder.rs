@@ -206,7 +206,9 @@ impl Recorder {
     /// A recorder; `series` keeps the queue's change points, and room is made for `traces`
     /// request traces.
     pub fn new(series: bool, traces: usize) -> Self {
-        Recorder { series: series.then(Vec::new), traces: Vec::with_capacity(traces), ..Default::default() }
+        let mut recorder = Recorder { series: series.then(Vec::new), ..Default::default() };
+        recorder.traces.reserve(traces);
+        recorder
     }
 
     /// The running/waiting/KV state changed at `t` (times never go backwards).

@@ -152,35 +152,21 @@ impl Scenario {
     /// [`crate::prepare`] measures it, [`crate::prepare_scenario`] measures it only when
     /// needed, and [`Scenario::resolve`] reuses one.
     pub fn new(config: &Config) -> Result<Scenario, ConfigError> {
-        let resolved = resolve(config)?;
-        let load = resolved.spec.concrete().ok_or_else(|| {
-            ConfigError::new(
-                "load.offered_load",
-                "is a fraction of the replica's capacity, which must be measured first (kneelab_sim::prepare)",
-            )
-        })?;
-        Ok(resolved.under(load, None))
+        build(config, Loaded::Own)
     }
 
     /// Validates `config` and resolves it against a capacity measured for the same engine,
     /// cost model and workload (the load, SLOs and run length may differ). A load given as a
     /// fraction of capacity needs a usable one ([`Capacity::usable`]).
     pub fn resolve(config: &Config, capacity: &Capacity) -> Result<Scenario, ConfigError> {
-        let resolved = resolve(config)?;
-        let (load, offered_load) = match resolved.spec.concrete() {
-            Some(load) => (load, None),
-            None => resolved.spec.against(&capacity.usable()?),
-        };
-        Ok(resolved.under(load, offered_load))
+        build(config, Loaded::Against(capacity))
     }
 
     /// Validates `config` and puts its replica under the load its capacity is measured at (a
     /// saturated closed loop, whatever the config's own load): what [`capacity::measure`] and
     /// [`capacity::Measurement`] start from.
     pub fn saturated(config: &Config) -> Result<Scenario, ConfigError> {
-        let resolved = resolve(config)?;
-        let load = capacity::saturating_load(&resolved.engine);
-        Ok(resolved.under(load, None))
+        build(config, Loaded::Saturated)
     }
 
     /// The same scenario with a different load, keeping everything else (and the seed).
@@ -197,7 +183,9 @@ impl Scenario {
             Load::Burst { .. } => return None,
         };
         let (load, offered_load) = spec.against(capacity);
-        Some(Scenario { load, offered_load, ..self.clone() })
+        let mut scenario = self.with_load(load);
+        scenario.offered_load = offered_load;
+        Some(scenario)
     }
 
     /// The traffic curve the engine follows: none, whatever the field holds, in a build without
@@ -230,6 +218,9 @@ impl LoadSpec {
     /// The load against `capacity`, and the offered load it is (for a fraction of capacity).
     fn against(self, capacity: &Capacity) -> (Load, Option<f64>) {
         match self {
+            LoadSpec::Rate { rate_rps, burstiness } => (Load::Open { rate_rps, burstiness }, None),
+            LoadSpec::Users { users, think_s, think } => (Load::Closed { users, think_s, think }, None),
+            LoadSpec::Burst { concurrency } => (Load::Burst { concurrency }, None),
             LoadSpec::Offered { offered_load, burstiness } => {
                 (Load::Open { rate_rps: offered_load * capacity.rps, burstiness }, Some(offered_load))
             }
@@ -237,9 +228,39 @@ impl LoadSpec {
                 let users = capacity::closed_users(offered_load, think_s, capacity);
                 (Load::Closed { users, think_s, think }, Some(offered_load))
             }
-            other => (other.concrete().expect("a load that is not a fraction of capacity"), None),
         }
     }
+}
+
+/// Which load a validated config is resolved under.
+#[derive(Clone, Copy)]
+enum Loaded<'a> {
+    /// Its own, which may not be a fraction of capacity.
+    Own,
+    /// Its own, against this capacity.
+    Against(&'a Capacity),
+    /// The load its capacity is measured at.
+    Saturated,
+}
+
+/// Validates `config` and resolves it under the load `loaded` says (one body for every
+/// constructor: the page's wasm carries it once).
+#[inline(never)]
+fn build(config: &Config, loaded: Loaded) -> Result<Scenario, ConfigError> {
+    let resolved = resolve(config)?;
+    let spec = resolved.spec;
+    let (load, offered_load) = match (loaded, spec.concrete()) {
+        (Loaded::Saturated, _) => (capacity::saturating_load(&resolved.engine), None),
+        (Loaded::Own | Loaded::Against(_), Some(load)) => (load, None),
+        (Loaded::Against(capacity), None) => spec.against(&capacity.usable()?),
+        (Loaded::Own, None) => {
+            return Err(ConfigError::new(
+                "load.offered_load",
+                "is a fraction of the replica's capacity, which must be measured first (kneelab_sim::prepare)",
+            ));
+        }
+    };
+    Ok(resolved.under(load, offered_load))
 }
 
 /// A validated config whose load may still wait for a capacity: every field of a [`Scenario`]

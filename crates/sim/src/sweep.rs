@@ -174,21 +174,18 @@ impl SweepRun {
     /// Validates `config` and `loads` and measures the capacity. The config's load mode and
     /// think time are kept; its rate, users or offered load are not.
     pub fn new(config: &Config, loads: &[f64]) -> Result<SweepRun, ConfigError> {
-        SweepRun::start(config, loads, capacity::prepare)
+        SweepRun::start(config, loads, None)
     }
 
     /// Like [`SweepRun::new`] but reusing a capacity measured before for the same engine, cost
     /// model and workload.
     pub fn with_capacity(config: &Config, loads: &[f64], capacity: Capacity) -> Result<SweepRun, ConfigError> {
-        SweepRun::start(config, loads, |probe| Ok((Scenario::resolve(probe, &capacity)?, capacity)))
+        SweepRun::start(config, loads, Some(capacity))
     }
 
-    /// Checks the sweep, then resolves its config at offered load 1 with `prepare`.
-    fn start(
-        config: &Config,
-        loads: &[f64],
-        prepare: impl FnOnce(&Config) -> Result<(Scenario, Capacity), ConfigError>,
-    ) -> Result<SweepRun, ConfigError> {
+    /// Checks the sweep, then resolves its config at offered load 1 against the capacity it was
+    /// given, or measures one (one body for both constructors: the page's wasm carries it once).
+    fn start(config: &Config, loads: &[f64], known: Option<Capacity>) -> Result<SweepRun, ConfigError> {
         load_check(loads)?;
         if config.load.mode == LoadMode::Burst {
             return Err(ConfigError::new("load.mode", "a sweep runs over offered load: use \"open\" or \"closed\""));
@@ -202,7 +199,10 @@ impl SweepRun {
         }
         let mut probe = config.clone();
         probe.load = LoadConfig { offered_load: Some(1.0), rate_rps: None, users: None, ..config.load.clone() };
-        let (base, capacity) = prepare(&probe)?;
+        let (base, capacity) = match known {
+            Some(capacity) => (Scenario::resolve(&probe, &capacity)?, capacity),
+            None => capacity::prepare(&probe)?,
+        };
         let limits = limits::limits(&base);
         Ok(SweepRun { base, mode: config.load.mode, capacity, loads: loads.to_vec(), outcomes: Vec::new(), limits })
     }
