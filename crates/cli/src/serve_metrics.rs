@@ -14,7 +14,7 @@ use std::time::Duration;
 use clap::Args;
 use kneelab_sim::exposition;
 use kneelab_sim::scenario::MAX_REQUESTS;
-use kneelab_sim::{Config, CostModelKind, Load, LoadMode, Options, Scenario, Simulation};
+use kneelab_sim::{Capacity, Config, CostModelKind, Load, LoadMode, Options, Scenario, Simulation};
 use tiny_http::{Header, Method, Request, Response, Server};
 
 use crate::error::{CliError, warn};
@@ -102,7 +102,12 @@ pub fn run(args: &ServeMetricsArgs) -> Result<String, CliError> {
     }
     let model = args.model.clone().unwrap_or_else(|| default_model(&loaded.config));
     steady(&mut loaded.config);
-    let scenario = Scenario::new(&loaded.config).map_err(|e| CliError::config(&loaded.source, &e))?;
+    // The capacity is measured only when the load is a fraction of it.
+    let prepared = match loaded.config.load.offered_load {
+        Some(_) => kneelab_sim::prepare(&loaded.config).map(|(scenario, capacity)| (scenario, Some(capacity))),
+        None => Scenario::new(&loaded.config).map(|scenario| (scenario, None)),
+    };
+    let (scenario, capacity) = prepared.map_err(|e| CliError::config(&loaded.source, &e))?;
     let listener = bind(&args.host, args.port)?;
     let addr = listener.local_addr().map_err(|e| CliError::input(format!("--port {}: {e}", args.port)))?;
     let server = Server::from_listener(listener, None)
@@ -110,7 +115,7 @@ pub fn run(args: &ServeMetricsArgs) -> Result<String, CliError> {
     eprintln!(
         "kneelab: serving http://{addr}/metrics for {}: model_name {model:?}, {}, speed {}x (simulated seconds per second)",
         loaded.source,
-        describe_load(&scenario),
+        describe_load(&scenario, capacity.as_ref()),
         args.speed
     );
     let options = Options { max_work: u64::MAX, ..Options::default() };
@@ -222,8 +227,8 @@ fn default_model(config: &Config) -> String {
 }
 
 /// The load in words: the rate (or users), and the fraction of capacity when the config gave one.
-fn describe_load(scenario: &Scenario) -> String {
-    let of_capacity = match (scenario.offered_load, scenario.capacity) {
+fn describe_load(scenario: &Scenario, capacity: Option<&Capacity>) -> String {
+    let of_capacity = match (scenario.offered_load, capacity) {
         (Some(x), Some(c)) => format!(" = {x} of capacity {:.2} rps", c.rps),
         _ => String::new(),
     };

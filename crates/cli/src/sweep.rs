@@ -101,7 +101,7 @@ pub fn check_target(target: f64) -> Result<(), CliError> {
 /// was truncated.
 pub fn sweep_config(config: &Config, source: &str, loads: &[f64], target: f64) -> Result<Sweep, CliError> {
     let bar = progress_bar(loads.len());
-    let options = SweepOptions { attainment_target: target, ..SweepOptions::default() };
+    let options = SweepOptions { attainment_target: target };
     let result = sweep::sweep_with_progress(config, loads, options, &mut |done, _total| {
         if let Some(bar) = &bar {
             bar.set_message("simulating");

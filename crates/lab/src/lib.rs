@@ -252,7 +252,7 @@ impl Lab {
             if self.capacity.is_none() {
                 let m = match &mut self.measuring {
                     Some(m) => m,
-                    None => self.measuring.insert(capacity::Measurement::new(&Scenario::to_measure(&self.config)?)),
+                    None => self.measuring.insert(capacity::Measurement::new(&Scenario::saturated(&self.config)?)),
                 };
                 let Some(c) = m.advance(CAPACITY_SLICE_STEPS) else { return Ok(true) };
                 self.measuring = None;
@@ -282,7 +282,7 @@ impl Lab {
         let measured = scenario.requests.saturating_sub(scenario.warmup);
         let trace_from = u32::try_from(measured.saturating_sub(u64::from(TRACED)) / 2).unwrap_or(0);
         let options = Options { series: true, trace_requests: TRACED, trace_from, ..Options::default() };
-        let outcome = Simulation::new(&scenario, options).run()?;
+        let outcome = Simulation::new(&scenario, options).run()?.with_capacity(&capacity);
         let open_at_same_throughput = match config.load.mode {
             LoadMode::Open | LoadMode::Burst => None,
             LoadMode::Closed => open_at(config, outcome.summary.throughput_rps, capacity)?,
@@ -304,7 +304,7 @@ impl Lab {
         let config = &self.config;
         let at_load =
             Config { load: LoadConfig { offered_load: Some(self.load), ..config.load.clone() }, ..config.clone() };
-        Scenario::with_capacity(&at_load, capacity)
+        Scenario::resolve(&at_load, &capacity)
     }
 
     /// The current run, if it matches the current mode and load.
@@ -430,7 +430,10 @@ impl Lab {
 
     /// Starts the current mode's sweep, measuring the capacity if it is not known.
     fn start_curve(&mut self) -> Result<(), ConfigError> {
-        let run = SweepRun::new(&self.config, &self.loads, self.capacity)?;
+        let run = match self.capacity {
+            Some(capacity) => SweepRun::with_capacity(&self.config, &self.loads, capacity)?,
+            None => SweepRun::new(&self.config, &self.loads)?,
+        };
         self.capacity = Some(run.capacity());
         match self.mode() {
             LoadMode::Open => {

@@ -232,7 +232,7 @@ fn the_capacity_is_measured_a_slice_at_a_time() {
         slices += 1;
     }
     assert!(slices > 1, "the measurement took {slices} slice");
-    let whole = kneelab_sim::capacity::measure(&kneelab_sim::Scenario::to_measure(&open()).unwrap());
+    let (_, whole) = kneelab_sim::prepare(&open()).unwrap();
     assert_eq!(lab.capacity(), Some(whole));
     // A point asked for mid-measurement finishes it where it stands: the same capacity.
     let mut early = Lab::new(open()).unwrap();

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use kneelab_sim::capacity;
 use kneelab_sim::sweep::{self, SweepOptions};
 use kneelab_sim::{
-    Config, CostConfig, DistConfig, EngineConfig, LoadConfig, Options, RunConfig, Scenario, Simulation, WorkloadConfig,
-    WorkloadPreset,
+    Config, CostConfig, DistConfig, EngineConfig, LoadConfig, Options, RunConfig, Scenario, Simulation, SweepRun,
+    WorkloadConfig, WorkloadPreset,
 };
 
 /// Median wall time of `reps` runs of `f`.
@@ -126,7 +126,8 @@ fn one(what: &str) -> bool {
     };
     match what {
         "rag" => {
-            let outcome = Simulation::new(&Scenario::new(&rag).unwrap(), Options::default()).run().unwrap();
+            let outcome =
+                Simulation::new(&kneelab_sim::prepare_scenario(&rag).unwrap(), Options::default()).run().unwrap();
             println!("{}", outcome.summary.ttft_s.p99);
         }
         "sweep" => {
@@ -177,7 +178,7 @@ fn main() {
         run: RunConfig { requests: 200_000, warmup_requests: Some(2_000) },
         ..Config::default()
     };
-    let rag_scenario = Scenario::new(&rag).unwrap();
+    let (rag_scenario, cap) = kneelab_sim::prepare(&rag).unwrap();
     requests_per_s("rag, llama-3-8b-a100, 64 seqs, load 0.9", &rag_scenario, reps);
 
     // A fleet day: 16 chat replicas, least outstanding routing, 80% of their capacity, 200,000
@@ -221,10 +222,11 @@ fn main() {
     let t_sweep = median_time(reps, || {
         std::hint::black_box(sweep::sweep(&sweep_config, &loads, SweepOptions::default()).unwrap());
     });
-    let cap = capacity::measure(&rag_scenario);
     let t_sweep_reuse = median_time(reps, || {
-        let options = SweepOptions { capacity: Some(cap), ..SweepOptions::default() };
-        std::hint::black_box(sweep::sweep(&sweep_config, &loads, options).unwrap());
+        let mut run = SweepRun::with_capacity(&sweep_config, &loads, cap).unwrap();
+        while run.step().unwrap() {}
+        let (slo, rule) = (sweep_config.slo.slo(), sweep_config.slo.knee);
+        std::hint::black_box(run.assemble(slo, rule, sweep::DEFAULT_ATTAINMENT_TARGET));
     });
     println!("{:<44} {:>8.1} ms", "sweep 24 x 5,000 rag (with capacity)", t_sweep.as_secs_f64() * 1e3);
     println!("{:<44} {:>8.1} ms", "sweep 24 x 5,000 rag (capacity known)", t_sweep_reuse.as_secs_f64() * 1e3);

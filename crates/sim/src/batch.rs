@@ -70,6 +70,21 @@ impl Request {
     pub fn is_decoding(&self) -> bool {
         self.emitted > 0 && self.remaining() == 1
     }
+
+    /// Output tokens still to emit.
+    #[inline]
+    pub fn remaining_output(&self) -> u64 {
+        (self.output - self.emitted) as u64
+    }
+}
+
+/// A token a request emitted at the end of a step.
+#[derive(Clone, Copy, Debug)]
+pub struct Emitted {
+    /// When its previous token came (`None` for its first token).
+    pub previous_token_s: Option<f64>,
+    /// Whether it was its last.
+    pub last: bool,
 }
 
 /// A request's share of one step.
@@ -114,11 +129,11 @@ impl StepPlan {
 #[derive(Clone, Debug, Default)]
 pub struct Cohort {
     /// Steps the cohort has decoded so far (a jump of `k` counts `k`).
-    pub d: u64,
+    d: u64,
     /// Members.
-    pub n: u64,
+    n: u64,
     /// Members whose statistics count.
-    pub measured: u64,
+    measured: u64,
     /// Sum over members of `computed - join_d`: the context of a step is this plus `n * d`.
     ctx_base: i64,
     /// Members by `(computed - join_d) mod block_size`: those whose next token opens a KV block
@@ -128,7 +143,7 @@ pub struct Cohort {
     /// skipped when they surface.
     finish: BinaryHeap<Reverse<(u64, u64, u32)>>,
     /// Traced members' slots.
-    pub traced: Vec<u32>,
+    traced: Vec<u32>,
 }
 
 impl Cohort {
@@ -145,7 +160,7 @@ impl Cohort {
 
     /// New KV blocks the members open in steps `d + 1 ..= d + k - 1` (the first step's were
     /// reserved when it was formed).
-    pub fn crossings_after(&self, k: u64) -> u64 {
+    fn crossings_after(&self, k: u64) -> u64 {
         let bs = self.cross.len() as u64;
         let more = k.saturating_sub(1);
         // Every member opens one block per `bs` steps.
@@ -202,7 +217,7 @@ impl Running {
     }
 
     /// Takes out the request admitted as `seq`.
-    pub fn remove(&mut self, seq: u64) {
+    fn remove(&mut self, seq: u64) {
         let i = self.order.binary_search_by_key(&seq, |&(s, _)| s).expect("a running request's seq");
         debug_assert_ne!(self.order[i].1, GONE);
         self.order[i].1 = GONE;
@@ -213,24 +228,26 @@ impl Running {
     }
 }
 
-/// The replica: request slots, the running batch, the waiting queue and the KV cache.
+/// The replica: request slots, the running batch, the waiting queue and the KV cache. It keeps
+/// its own books (KV blocks, each request's progress, the cohort); the simulation tells it what
+/// a step did and reads requests back.
 #[derive(Clone, Debug)]
 pub struct Batch {
     /// Request storage; `free` lists unused slots.
-    pub slots: Vec<Request>,
+    slots: Vec<Request>,
     free: Vec<u32>,
     /// Running requests, in admission order.
-    pub running: Running,
+    running: Running,
     next_seq: u64,
     /// Running requests outside the cohort, in running order: a partly prefilled request (the
     /// last admitted), and, after a step that dissolved the cohort, everyone.
-    pub explicit: Vec<u32>,
+    explicit: Vec<u32>,
     /// The decoding requests.
-    pub cohort: Cohort,
+    cohort: Cohort,
     /// Waiting requests, FCFS (preempted requests go back to the front).
-    pub waiting: VecDeque<u32>,
+    waiting: VecDeque<u32>,
     /// KV blocks in use.
-    pub kv_used: u64,
+    kv_used: u64,
     engine: Engine,
 }
 
@@ -248,6 +265,150 @@ impl Batch {
             kv_used: 0,
             engine,
         }
+    }
+
+    /// The request in `slot`.
+    #[inline]
+    pub fn request(&self, slot: u32) -> &Request {
+        &self.slots[slot as usize]
+    }
+
+    /// `num_requests_running`.
+    #[inline]
+    pub fn num_running(&self) -> usize {
+        self.running.len()
+    }
+
+    /// `num_requests_waiting`.
+    #[inline]
+    pub fn num_waiting(&self) -> usize {
+        self.waiting.len()
+    }
+
+    /// The running requests' slots, in admission order.
+    pub fn running_slots(&self) -> impl Iterator<Item = u32> + '_ {
+        self.running.slots()
+    }
+
+    /// The waiting requests' slots, front of the queue first.
+    pub fn waiting_slots(&self) -> impl Iterator<Item = u32> + '_ {
+        self.waiting.iter().copied()
+    }
+
+    /// KV blocks in use.
+    #[inline]
+    pub fn kv_used(&self) -> u64 {
+        self.kv_used
+    }
+
+    /// Cohort members whose statistics count.
+    #[inline]
+    pub fn cohort_measured(&self) -> u64 {
+        self.cohort.measured
+    }
+
+    /// Traced cohort members' slots.
+    #[inline]
+    pub fn cohort_traced(&self) -> &[u32] {
+        &self.cohort.traced
+    }
+
+    /// New KV blocks the cohort's members open in the `k - 1` steps after the next one.
+    pub fn cohort_crossings_after(&self, k: u64) -> u64 {
+        self.cohort.crossings_after(k)
+    }
+
+    /// The cohort decodes `k` steps (the step just formed and `k - 1` like it): each member
+    /// emits `k` tokens, and takes the KV blocks the later steps open.
+    pub fn advance_cohort(&mut self, k: u64) {
+        if k > 1 {
+            self.kv_used += self.cohort.crossings_after(k);
+        }
+        self.cohort.d += k;
+    }
+
+    /// A decoder outside the cohort runs `k` decode steps ending at `end_s`, emitting a token in
+    /// each; returns whether it emitted its last.
+    pub fn decode(&mut self, slot: u32, k: u32, end_s: f64) -> bool {
+        let block = self.engine.block_size_tokens;
+        let r = &mut self.slots[slot as usize];
+        r.computed += k;
+        r.emitted += k;
+        r.last_token_s = end_s;
+        let blocks = r.computed.div_ceil(block);
+        self.kv_used += (blocks - r.blocks) as u64;
+        r.blocks = blocks;
+        r.emitted == r.output
+    }
+
+    /// A scheduled request computed `tokens` in a step ending at `end_s`: the token it emitted
+    /// then, or `None` for a prefill chunk that emits none.
+    pub fn compute(&mut self, slot: u32, tokens: u32, end_s: f64) -> Option<Emitted> {
+        let r = &mut self.slots[slot as usize];
+        r.computed += tokens;
+        if r.computed < r.target() {
+            return None;
+        }
+        let previous_token_s = if r.emitted == 0 {
+            r.first_token_s = end_s;
+            None
+        } else {
+            Some(r.last_token_s)
+        };
+        r.emitted += 1;
+        r.last_token_s = end_s;
+        Some(Emitted { previous_token_s, last: r.emitted == r.output })
+    }
+
+    /// Moves every request outside the cohort that now decodes one token a step into it, if the
+    /// batch is big enough to gain from it.
+    pub fn join_decoders(&mut self) {
+        if self.running.len() <= COHORT_MIN_RUNNING {
+            return;
+        }
+        let mut i = 0;
+        while i < self.explicit.len() {
+            let slot = self.explicit[i];
+            let r = &self.slots[slot as usize];
+            if r.is_decoding() && r.emitted < r.output {
+                self.explicit.remove(i);
+                self.join(slot);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Adds the requests outside the cohort that have emitted their last token to `finishing`
+    /// (which holds the cohort's, from [`Batch::pop_finished`]) as `(seq, slot)`, and puts them
+    /// all in running order.
+    pub fn collect_finished(&mut self, finishing: &mut Vec<(u64, u32)>) {
+        let slots = &self.slots;
+        self.explicit.retain(|&slot| {
+            let r = &slots[slot as usize];
+            let done = r.emitted >= r.output;
+            if done {
+                finishing.push((r.seq, slot));
+            }
+            !done
+        });
+        // Running order; a handful at most, so an insertion sort (no sort code in the wasm).
+        for i in 1..finishing.len() {
+            let mut j = i;
+            while j > 0 && finishing[j - 1].0 > finishing[j].0 {
+                finishing.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+    }
+
+    /// A finished request leaves the running batch (a cohort member with its progress written
+    /// back: its last token came at `end_s`); it keeps its slot and KV until [`Batch::release`].
+    pub fn leave(&mut self, seq: u64, slot: u32, end_s: f64) {
+        if self.slots[slot as usize].in_cohort {
+            self.materialize(slot, end_s);
+        }
+        self.running.remove(seq);
     }
 
     /// Blocks needed to hold `tokens` tokens.
@@ -303,7 +464,7 @@ impl Batch {
     }
 
     /// Puts a decoding request into the cohort (at the end of a step in which it emitted).
-    pub fn join(&mut self, slot: u32) {
+    fn join(&mut self, slot: u32) {
         let d = self.cohort.d;
         let r = &mut self.slots[slot as usize];
         debug_assert!(!r.in_cohort && r.is_decoding() && r.emitted < r.output);
@@ -325,7 +486,7 @@ impl Batch {
 
     /// Takes a member out of the cohort, writing its progress back (`last_token_s`: when its
     /// latest token came, the end of the last step).
-    pub fn materialize(&mut self, slot: u32, last_token_s: f64) {
+    fn materialize(&mut self, slot: u32, last_token_s: f64) {
         let r = &self.slots[slot as usize];
         debug_assert!(r.in_cohort);
         let (computed, emitted) = self.progress(r);

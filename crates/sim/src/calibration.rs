@@ -19,7 +19,7 @@ use crate::config::{
 };
 use crate::cost::{CostModel, LLAMA_3_8B_A100, LLAMA_3_8B_H100};
 use crate::error::ConfigError;
-use crate::{Scenario, capacity, simulate_with_capacity};
+use crate::{prepare, simulate_with_capacity};
 
 /// One published figure against ours.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -142,8 +142,7 @@ pub fn report(requests: u32) -> Result<Vec<Row>, ConfigError> {
             Some(0.10),
         ));
     }
-    let base = Scenario::new(&v1_setup(LoadConfig::open_offered(1.0), requests))?;
-    let cap = base.capacity.unwrap_or_else(|| capacity::measure(&base));
+    let (_, cap) = prepare(&v1_setup(LoadConfig::open_offered(1.0), requests))?;
     for (qps, e2e_s, held) in V1_E2E_S {
         let summary = simulate_with_capacity(&v1_setup(LoadConfig::open_rate(qps), requests), cap)?;
         let tolerance = held.then_some(0.15);

@@ -9,10 +9,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::ThinkDist;
+use crate::config::{Config, ThinkDist};
 use crate::error::ConfigError;
-use crate::scenario::{Load, MAX_USERS, Scenario};
-use crate::simulation::{Options, Simulation};
+use crate::scenario::{Engine, Load, MAX_USERS, Scenario};
+use crate::simulation::{Options, Simulation, Stop};
 
 /// Completions the capacity measurement runs to.
 pub const CAPACITY_REQUESTS: u64 = 20_000;
@@ -47,6 +47,22 @@ impl Capacity {
     }
 }
 
+/// Validates `config`, measures its replica's capacity (once) and resolves its load, which may
+/// be a fraction of that capacity. Deterministic for a seed.
+pub fn prepare(config: &Config) -> Result<(Scenario, Capacity), ConfigError> {
+    let capacity = measure(&Scenario::saturated(config)?);
+    Ok((Scenario::resolve(config, &capacity)?, capacity))
+}
+
+/// Validates `config` and resolves it, measuring the capacity only when its load is a fraction
+/// of it; [`prepare`] keeps the capacity too.
+pub fn prepare_scenario(config: &Config) -> Result<Scenario, ConfigError> {
+    match config.load.offered_load {
+        Some(_) => prepare(config).map(|(scenario, _)| scenario),
+        None => Scenario::new(config),
+    }
+}
+
 /// Measures the capacity and the unloaded latency of `base`'s engine and workload (its load is
 /// ignored). Deterministic for a seed.
 pub fn measure(base: &Scenario) -> Capacity {
@@ -65,8 +81,7 @@ pub struct Measurement {
     base: Scenario,
     /// The saturated loop, then the unloaded-latency run (`None` once done).
     sim: Option<Simulation>,
-    skip: u64,
-    mark: Option<(u64, f64)>,
+    window: Window,
     /// The saturation throughput, counted, and its window, once the saturated loop is done;
     /// then `sim` is the unloaded-latency run.
     saturation: Option<(f64, u64, f64)>,
@@ -77,9 +92,8 @@ impl Measurement {
     pub fn new(base: &Scenario) -> Self {
         Measurement {
             base: base.clone(),
-            sim: Some(saturated(base)),
-            skip: (CAPACITY_REQUESTS / 10).max(1),
-            mark: None,
+            sim: Some(saturated(base, CAPACITY_REQUESTS)),
+            window: Window::new(CAPACITY_REQUESTS),
             saturation: None,
         }
     }
@@ -94,22 +108,11 @@ impl Measurement {
                     return None;
                 }
                 left -= 1;
-                let more = sim.step();
-                let done = sim.completed();
-                if more && self.mark.is_none() && done >= self.skip {
-                    self.mark = Some((done, sim.now_s()));
-                }
-                if !more || done >= CAPACITY_REQUESTS {
+                if !self.window.step(sim) {
                     break;
                 }
             }
-            let (c0, t0) = self.mark.unwrap_or((0, 0.0));
-            let (counted, window) = (sim.completed() - c0, sim.now_s() - t0);
-            self.saturation = Some(if counted > 0 && window > 0.0 {
-                (counted as f64 / window, counted, window)
-            } else {
-                (0.0, 0, 0.0)
-            });
+            self.saturation = Some(self.window.rate(sim));
             self.sim = Some(unloaded(&self.base));
         }
         let sim = self.sim.as_mut()?;
@@ -131,31 +134,56 @@ impl Measurement {
 /// Saturation throughput counted between the `n/10`-th and the `n`-th completion of a saturated
 /// closed loop; returns (requests/s, completions counted, window).
 pub fn saturation(base: &Scenario, n: u64) -> (f64, u64, f64) {
-    let mut sim = saturated(base);
-    let skip = (n / 10).max(1);
-    let mut mark: Option<(u64, f64)> = None;
-    while sim.step() {
-        let done = sim.completed();
-        if mark.is_none() && done >= skip {
-            mark = Some((done, sim.now_s()));
-        }
-        if done >= n {
-            break;
-        }
-    }
-    let (c0, t0) = mark.unwrap_or((0, 0.0));
-    let (counted, window) = (sim.completed() - c0, sim.now_s() - t0);
-    if counted > 0 && window > 0.0 { (counted as f64 / window, counted, window) } else { (0.0, 0, 0.0) }
+    let mut sim = saturated(base, n);
+    let mut window = Window::new(n);
+    while window.step(&mut sim) {}
+    window.rate(&sim)
 }
 
-/// A closed loop of 4 x `max_num_seqs` users with no think time, which never stops by itself.
-fn saturated(base: &Scenario) -> Simulation {
-    let users = base.engine.max_num_seqs.saturating_mul(4).min(MAX_USERS);
-    let mut scenario = base.with_load(Load::Closed { users, think_s: 0.0, think: ThinkDist::Fixed });
-    // Never stop on the request count: the measurement stops the loop.
-    scenario.requests = u64::MAX;
-    scenario.warmup = u64::MAX - 1;
-    Simulation::new(&scenario, Options::default())
+/// Where a saturated loop's counting window opens: the `n/10`-th completion, once the initial
+/// backlog has formed.
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    skip: u64,
+    /// Completions and time when the window opened.
+    mark: Option<(u64, f64)>,
+}
+
+impl Window {
+    fn new(n: u64) -> Self {
+        Window { skip: (n / 10).max(1), mark: None }
+    }
+
+    /// Runs one step of `sim`; returns whether there is more to do.
+    fn step(&mut self, sim: &mut Simulation) -> bool {
+        let more = sim.step();
+        let done = sim.completed();
+        // The step that meets the stop rule counts; one a work cap stopped does not.
+        if (more || sim.is_done()) && self.mark.is_none() && done >= self.skip {
+            self.mark = Some((done, sim.now_s()));
+        }
+        more
+    }
+
+    /// (requests/s, completions counted, window) from the window's opening to now.
+    fn rate(&self, sim: &Simulation) -> (f64, u64, f64) {
+        let (c0, t0) = self.mark.unwrap_or((0, 0.0));
+        let (counted, window) = (sim.completed() - c0, sim.now_s() - t0);
+        if counted > 0 && window > 0.0 { (counted as f64 / window, counted, window) } else { (0.0, 0, 0.0) }
+    }
+}
+
+/// The load a capacity is measured at: a closed loop of 4 x `max_num_seqs` users with no think
+/// time, which keeps the batch full and a queue behind it.
+pub fn saturating_load(engine: &Engine) -> Load {
+    let users = engine.max_num_seqs.saturating_mul(4).min(MAX_USERS);
+    Load::Closed { users, think_s: 0.0, think: ThinkDist::Fixed }
+}
+
+/// `base`'s replica under the saturating load, stopped after `n` completions.
+fn saturated(base: &Scenario, n: u64) -> Simulation {
+    let scenario = base.with_load(saturating_load(&base.engine));
+    Simulation::new(&scenario, Options { stop: Stop::Saturated { completions: n }, ..Options::default() })
 }
 
 /// Requests served one at a time: the unloaded-latency run.

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use crate::simulation::Simulation;
 use crate::stats::LogHistogram;
-use crate::summary::{Outcome, buckets};
+use crate::summary::{Outcome, RequestSamples, buckets};
 
 /// vLLM's bucket bounds for `vllm:time_to_first_token_seconds`.
 pub const TTFT_BUCKETS_S: [f64; 22] = [
@@ -68,7 +68,7 @@ pub struct MetricsView<'a> {
 impl<'a> MetricsView<'a> {
     /// A finished run: gauges as at its end, counters and histograms over its measured window.
     pub fn of_outcome(outcome: &'a Outcome) -> Self {
-        let (s, f, r) = (&outcome.summary, &outcome.final_state, &outcome.request_samples);
+        let (s, f) = (&outcome.summary, &outcome.final_state);
         MetricsView {
             num_requests_running: f.num_requests_running,
             num_requests_waiting: f.num_requests_waiting,
@@ -76,14 +76,7 @@ impl<'a> MetricsView<'a> {
             num_preemptions: s.num_preemptions,
             prompt_tokens: s.prompt_tokens,
             generation_tokens: s.generation_tokens,
-            ttft_s: &outcome.ttft_samples_s,
-            tpot_s: &r.tpot_s,
-            e2e_s: &r.e2e_s,
-            queue_s: &r.queue_s,
-            inference_s: &r.batch_s,
-            prefill_s: &r.prefill_s,
-            decode_s: &r.decode_s,
-            itl: &outcome.itl_histogram,
+            ..MetricsView::of_samples(&outcome.ttft_samples_s, &outcome.request_samples, &outcome.itl_histogram)
         }
     }
 
@@ -96,17 +89,30 @@ impl<'a> MetricsView<'a> {
             num_requests_running: sim.num_requests_running() as u32,
             num_requests_waiting: sim.num_requests_waiting() as u32,
             kv_cache_usage: sim.kv_cache_usage(),
-            num_preemptions: rec.num_preemptions,
-            prompt_tokens: rec.prompt_tokens,
-            generation_tokens: rec.generation_tokens,
-            ttft_s: &rec.ttft_s,
-            tpot_s: &rec.tpot_s,
-            e2e_s: &rec.e2e_s,
-            queue_s: &rec.queue_s,
-            inference_s: &rec.batch_s,
-            prefill_s: &rec.prefill_s,
-            decode_s: &rec.decode_s,
-            itl: &rec.itl_s,
+            num_preemptions: rec.num_preemptions(),
+            prompt_tokens: rec.prompt_tokens(),
+            generation_tokens: rec.generation_tokens(),
+            ..MetricsView::of_samples(rec.ttft_s(), rec.samples(), rec.itl_s())
+        }
+    }
+
+    /// The per-request samples, with the gauges and counters at zero.
+    fn of_samples(ttft_s: &'a [f64], r: &'a RequestSamples, itl: &'a LogHistogram) -> Self {
+        MetricsView {
+            num_requests_running: 0,
+            num_requests_waiting: 0,
+            kv_cache_usage: 0.0,
+            num_preemptions: 0,
+            prompt_tokens: 0,
+            generation_tokens: 0,
+            ttft_s,
+            tpot_s: &r.tpot_s,
+            e2e_s: &r.e2e_s,
+            queue_s: &r.queue_s,
+            inference_s: &r.batch_s,
+            prefill_s: &r.prefill_s,
+            decode_s: &r.decode_s,
+            itl,
         }
     }
 
@@ -251,7 +257,7 @@ fn number(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Config, LoadConfig, Options, RunConfig, Scenario, Simulation};
+    use crate::{Config, LoadConfig, Options, RunConfig, Simulation};
 
     const MODEL: &str = "meta-llama/Meta-Llama-3-8B-Instruct";
 
@@ -300,7 +306,8 @@ mod tests {
     fn the_finished_run_text_is_what_it_was_plus_the_new_metrics() {
         // Written by the writer before the live view existed (and before request_success_total and
         // request_inference_time_seconds): everything else must come out byte for byte.
-        let outcome = Simulation::new(&Scenario::new(&small_run()).unwrap(), Options::default()).run().unwrap();
+        let outcome =
+            Simulation::new(&crate::prepare_scenario(&small_run()).unwrap(), Options::default()).run().unwrap();
         let text = prometheus_text(&outcome, MODEL);
         let old = include_str!("../tests/golden/finished-run.prom");
         let added = ["vllm:request_success_total", "vllm:request_inference_time_seconds"];
@@ -324,12 +331,12 @@ mod tests {
     #[test]
     fn the_live_text_only_grows_and_counts_what_finished() {
         let config = Config { run: RunConfig { requests: 100_000, warmup_requests: Some(0) }, ..small_run() };
-        let mut sim = Simulation::new(&Scenario::new(&config).unwrap(), Options::default());
+        let mut sim = Simulation::new(&crate::prepare_scenario(&config).unwrap(), Options::default());
         let mut before: Option<Vec<(String, f64)>> = None;
         for t in [0.0, 5.0, 20.0, 20.0, 60.0] {
             sim.advance_to(t);
             let text = live_text(&sim, MODEL);
-            let finished = sim.recorder().e2e_s.len() as f64;
+            let finished = sim.recorder().requests_completed() as f64;
             assert_eq!(sim.completed() as f64, finished, "with no warm-up every request is measured");
             for name in [
                 "vllm:e2e_request_latency_seconds_count",
@@ -370,7 +377,7 @@ mod tests {
             run: RunConfig { requests: 10, warmup_requests: Some(0) },
             ..Config::default()
         };
-        let mut sim = Simulation::new(&Scenario::new(&config).unwrap(), Options::default());
+        let mut sim = Simulation::new(&crate::prepare_scenario(&config).unwrap(), Options::default());
         sim.advance_to(1e-3);
         assert_eq!((sim.arrived(), sim.now_s()), (0, 0.0));
         sim.run_until(1e-3);
@@ -398,7 +405,7 @@ mod tests {
             run: RunConfig { requests: 2000, warmup_requests: Some(200) },
             ..Config::default()
         };
-        let outcome = Simulation::new(&Scenario::new(&config).unwrap(), Options::default()).run().unwrap();
+        let outcome = Simulation::new(&crate::prepare_scenario(&config).unwrap(), Options::default()).run().unwrap();
         let text = prometheus_text(&outcome, "meta-llama/Meta-Llama-3-8B-Instruct");
         for name in [
             "vllm:num_requests_running{",

@@ -53,7 +53,7 @@ pub mod summary;
 pub mod sweep;
 pub mod traffic;
 
-pub use capacity::Capacity;
+pub use capacity::{Capacity, prepare, prepare_scenario};
 pub use config::{
     Config, CostConfig, CostModelKind, DistConfig, DistKind, EngineConfig, KneeRule, LoadConfig, LoadMode, RunConfig,
     SloConfig, ThinkDist, WorkloadConfig, WorkloadPreset,
@@ -62,7 +62,7 @@ pub use error::ConfigError;
 pub use limits::{Limit, LimitKind, Limits, limits};
 pub use recorder::{MAX_TRACED_SEATS, MAX_TRACED_STEPS, QueuePoint, Seat, Snapshot, StepWindow, Trace};
 pub use scenario::{Load, Scenario, Slo};
-pub use simulation::{Finished, Options, Simulation};
+pub use simulation::{Finished, Options, Simulation, Stop};
 pub use sizing::{SizeInput, Sizing, SizingBasis, size};
 pub use stats::Stat;
 pub use summary::{
@@ -73,18 +73,15 @@ pub use sweep::{Knee, P99Crossing, Saturation, Sweep, SweepOptions, SweepPoint, 
 
 /// Validates `config`, measures the replica's capacity, runs it and summarises.
 pub fn simulate(config: &Config) -> Result<Summary, ConfigError> {
-    let scenario = Scenario::new(config)?;
-    run_scenario(scenario)
+    let (scenario, capacity) = prepare(config)?;
+    run_against(&scenario, &capacity)
 }
 
 /// Like [`simulate`] but reusing a capacity measured before for the same engine and workload.
 pub fn simulate_with_capacity(config: &Config, capacity: Capacity) -> Result<Summary, ConfigError> {
-    run_scenario(Scenario::with_capacity(config, capacity)?)
+    run_against(&Scenario::resolve(config, &capacity)?, &capacity)
 }
 
-fn run_scenario(mut scenario: Scenario) -> Result<Summary, ConfigError> {
-    if scenario.capacity.is_none() {
-        scenario.capacity = Some(capacity::measure(&scenario));
-    }
-    Ok(Simulation::new(&scenario, Options::default()).run()?.summary)
+fn run_against(scenario: &Scenario, capacity: &Capacity) -> Result<Summary, ConfigError> {
+    Ok(Simulation::new(scenario, Options::default()).run()?.with_capacity(capacity).summary)
 }

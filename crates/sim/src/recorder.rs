@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::stats::LogHistogram;
+use crate::summary::RequestSamples;
 
 /// Token-level timeline of one request, for the "two clocks" chart.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -41,72 +42,85 @@ pub struct QueuePoint {
 /// The most queue change points kept; past it the series stops growing (the run does not).
 pub const MAX_SERIES_POINTS: usize = 500_000;
 
-/// Collects everything a [`crate::Summary`] is computed from.
+/// Collects everything a [`crate::Summary`] is computed from. The simulation tells it what
+/// happened; it decides what counts (a measured request, a moment inside the measured window).
 #[derive(Clone, Debug, Default)]
 pub struct Recorder {
     /// TTFT of each measured request.
-    pub ttft_s: Vec<f64>,
+    ttft_s: Vec<f64>,
     /// Client-side TTFT of each measured request (server-side plus the frontend's time).
-    pub client_ttft_s: Vec<f64>,
+    client_ttft_s: Vec<f64>,
     /// Client-side end-to-end latency of each measured request.
-    pub client_e2e_s: Vec<f64>,
-    /// TPOT of each measured request with more than one output token.
-    pub tpot_s: Vec<f64>,
-    /// E2E latency of each measured request.
-    pub e2e_s: Vec<f64>,
-    /// Queue time of each measured request.
-    pub queue_s: Vec<f64>,
-    /// Time in the batch of each measured request: first scheduled to last token.
-    pub batch_s: Vec<f64>,
-    /// Prefill time of each measured request: first scheduled to first token.
-    pub prefill_s: Vec<f64>,
-    /// Decode time of each measured request: first token to last token.
-    pub decode_s: Vec<f64>,
+    client_e2e_s: Vec<f64>,
+    /// The other latencies of each measured request.
+    samples: RequestSamples,
     /// (TTFT, TPOT or 0 for one-token answers) per measured request, for re-judging SLOs.
-    pub slo_pairs: Vec<(f64, f64)>,
+    slo_pairs: Vec<(f64, f64)>,
     /// Every inter-token gap of measured requests.
-    pub itl_s: LogHistogram,
+    itl_s: LogHistogram,
     /// Prompt tokens of measured requests.
-    pub prompt_tokens: u64,
+    prompt_tokens: u64,
     /// Output tokens of measured requests.
-    pub generation_tokens: u64,
+    generation_tokens: u64,
     /// Preemptions inside the measured window.
-    pub num_preemptions: u64,
+    num_preemptions: u64,
     /// Completions of any request (warm-up and extra load included) inside the measured window:
     /// the replica's completion rate, which a backlog of warm-up requests must not hide.
-    pub window_completions: u64,
+    window_completions: u64,
     /// Output tokens of any request emitted inside the measured window.
-    pub window_tokens: u64,
+    window_tokens: u64,
     /// Arrival of the first measured request.
-    pub window_start_s: Option<f64>,
+    window_start_s: Option<f64>,
     /// Arrival of the last measured request so far.
-    pub last_measured_arrival_s: f64,
+    last_measured_arrival_s: f64,
     /// Decode-only steps inside the window, and their total time.
-    pub decode_steps: (u64, f64),
+    decode_steps: (u64, f64),
     /// Steps that carry a prefill chunk (or admit or preempt a request), and their total time.
-    pub prefill_steps: (u64, f64),
+    prefill_steps: (u64, f64),
     /// Completion of the last measured request (or where a truncated run stopped).
-    pub window_end_s: f64,
+    window_end_s: f64,
     gauge_t: f64,
     running: u32,
     waiting: u32,
     kv_used: u64,
-    /// Time integral of `num_requests_running` over the window.
-    pub area_running: f64,
-    /// Time integral of `num_requests_waiting` over the window.
-    pub area_waiting: f64,
-    /// Time integral of KV blocks in use over the window.
-    pub area_kv_blocks: f64,
+    /// Time integrals over the window of `num_requests_running`, `num_requests_waiting` and KV
+    /// blocks in use.
+    areas: Areas,
     /// Queue change points, when asked for.
-    pub series: Option<Vec<QueuePoint>>,
+    series: Option<Vec<QueuePoint>>,
     /// Traces of the first few measured requests, when asked for.
-    pub traces: Vec<Trace>,
+    traces: Vec<Trace>,
     /// The replica during one step, when asked for.
-    pub snapshot: Option<Snapshot>,
+    snapshot: Option<Snapshot>,
     /// Every engine iteration of a window of the run, when asked for (`Options::step_trace`).
-    pub step_trace: Vec<Snapshot>,
+    step_trace: Vec<Snapshot>,
     /// Seats recorded in `step_trace` so far (its memory bound, with [`MAX_TRACED_SEATS`]).
-    pub step_trace_seats: usize,
+    step_trace_seats: usize,
+}
+
+/// Time integrals of the gauges over the measured window.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Areas {
+    /// Of `num_requests_running`.
+    pub running: f64,
+    /// Of `num_requests_waiting`.
+    pub waiting: f64,
+    /// Of KV blocks in use.
+    pub kv_blocks: f64,
+}
+
+/// What a finished recorder hands over: the samples it kept, moved out whole.
+pub(crate) struct Kept {
+    pub ttft_s: Vec<f64>,
+    pub client_ttft_s: Vec<f64>,
+    pub client_e2e_s: Vec<f64>,
+    pub samples: RequestSamples,
+    pub slo_pairs: Vec<(f64, f64)>,
+    pub itl_s: LogHistogram,
+    pub series: Vec<QueuePoint>,
+    pub traces: Vec<Trace>,
+    pub snapshot: Option<Snapshot>,
+    pub step_trace: Vec<Snapshot>,
 }
 
 /// Which engine iterations to record, one [`Snapshot`] each: the first `steps` to start once
@@ -189,18 +203,21 @@ pub struct Seat {
 }
 
 impl Recorder {
-    /// A recorder; `series` keeps the queue's change points.
-    pub fn new(series: bool) -> Self {
-        Recorder { series: series.then(Vec::new), ..Default::default() }
+    /// A recorder; `series` keeps the queue's change points, and room is made for `traces`
+    /// request traces.
+    pub fn new(series: bool, traces: usize) -> Self {
+        let mut recorder = Recorder { series: series.then(Vec::new), ..Default::default() };
+        recorder.traces.reserve(traces);
+        recorder
     }
 
     /// The running/waiting/KV state changed at `t` (times never go backwards).
     pub fn gauges(&mut self, t: f64, running: u32, waiting: u32, kv_used: u64) {
         if self.window_start_s.is_some() {
             let dt = t - self.gauge_t;
-            self.area_running += dt * self.running as f64;
-            self.area_waiting += dt * self.waiting as f64;
-            self.area_kv_blocks += dt * self.kv_used as f64;
+            self.areas.running += dt * self.running as f64;
+            self.areas.waiting += dt * self.waiting as f64;
+            self.areas.kv_blocks += dt * self.kv_used as f64;
         }
         self.gauge_t = t;
         if let Some(series) = &mut self.series
@@ -231,17 +248,24 @@ impl Recorder {
         self.window_start_s = Some(t);
     }
 
+    /// A measured request arrived at `t`.
+    #[inline]
+    pub fn measured_arrival(&mut self, t: f64) {
+        self.last_measured_arrival_s = t;
+    }
+
     /// A measured request finished; `tpot_s` is `None` for one-token answers.
     pub fn complete(&mut self, ttft_s: f64, tpot_s: Option<f64>, e2e_s: f64, queue_s: f64, prompt: u32, output: u32) {
         self.ttft_s.push(ttft_s);
+        let s = &mut self.samples;
         if let Some(tpot) = tpot_s {
-            self.tpot_s.push(tpot);
+            s.tpot_s.push(tpot);
         }
-        self.e2e_s.push(e2e_s);
-        self.queue_s.push(queue_s);
-        self.batch_s.push(e2e_s - queue_s);
-        self.prefill_s.push(ttft_s - queue_s);
-        self.decode_s.push(e2e_s - ttft_s);
+        s.e2e_s.push(e2e_s);
+        s.queue_s.push(queue_s);
+        s.batch_s.push(e2e_s - queue_s);
+        s.prefill_s.push(ttft_s - queue_s);
+        s.decode_s.push(e2e_s - ttft_s);
         self.slo_pairs.push((ttft_s, tpot_s.unwrap_or(0.0)));
         self.prompt_tokens += prompt as u64;
         self.generation_tokens += output as u64;
@@ -251,6 +275,42 @@ impl Recorder {
     pub fn client(&mut self, ttft_s: f64, e2e_s: f64) {
         self.client_ttft_s.push(ttft_s);
         self.client_e2e_s.push(e2e_s);
+    }
+
+    /// A request (of any kind) finished: counted inside the window.
+    #[inline]
+    pub fn count_completion(&mut self) {
+        if self.in_window() {
+            self.window_completions += 1;
+        }
+    }
+
+    /// Requests (of any kind) emitted `n` output tokens: counted inside the window.
+    #[inline]
+    pub fn count_tokens(&mut self, n: u64) {
+        if self.in_window() {
+            self.window_tokens += n;
+        }
+    }
+
+    /// `n` requests were preempted: counted inside the window.
+    #[inline]
+    pub fn count_preemptions(&mut self, n: u64) {
+        if self.in_window() {
+            self.num_preemptions += n;
+        }
+    }
+
+    /// `count` measured requests each saw an inter-token gap of `gap_s`.
+    #[inline]
+    pub fn itl(&mut self, gap_s: f64, count: u64) {
+        self.itl_s.add(gap_s, count);
+    }
+
+    /// `count` measured requests each saw the `k` gaps `first_s`, `first_s + growth_s`, ...
+    #[inline]
+    pub fn itl_ramp(&mut self, first_s: f64, growth_s: f64, k: u64, count: u64) {
+        self.itl_s.add_ramp(first_s, growth_s, k, count);
     }
 
     /// `k` steps taking `duration_s` in all ran: decode-only ones, or one that carries prefill.
@@ -265,5 +325,133 @@ impl Recorder {
         let (r, w, k) = (self.running, self.waiting, self.kv_used);
         self.gauges(t, r, w, k);
         self.window_end_s = t;
+    }
+
+    /// Starts tracing a request's tokens; its index among the traces is the order of the calls.
+    pub fn start_trace(&mut self, trace: Trace) {
+        self.traces.push(trace);
+    }
+
+    /// The `i`-th traced request.
+    #[inline]
+    pub fn trace_mut(&mut self, i: usize) -> &mut Trace {
+        &mut self.traces[i]
+    }
+
+    /// Whether a [`Snapshot`] has been kept.
+    pub fn has_snapshot(&self) -> bool {
+        self.snapshot.is_some()
+    }
+
+    /// Keeps `snapshot` as the run's picture of one step.
+    pub fn keep_snapshot(&mut self, snapshot: Option<Snapshot>) {
+        self.snapshot = snapshot;
+    }
+
+    /// Engine iterations traced so far.
+    pub fn traced_steps(&self) -> usize {
+        self.step_trace.len()
+    }
+
+    /// Seats in the iterations traced so far (what bounds the trace's memory).
+    pub fn traced_seats(&self) -> usize {
+        self.step_trace_seats
+    }
+
+    /// Traces the iterations in `steps`, in order, leaving it empty.
+    pub fn trace_steps(&mut self, steps: &mut Vec<Snapshot>) {
+        self.step_trace_seats += steps.iter().map(|s| s.seats.len()).sum::<usize>();
+        self.step_trace.append(steps);
+    }
+
+    /// The traced iterations from the `from`-th on.
+    pub fn traced_from_mut(&mut self, from: usize) -> &mut [Snapshot] {
+        &mut self.step_trace[from..]
+    }
+
+    /// Drops the traced iterations from the `from`-th on that started before `after_s`.
+    #[cold]
+    #[inline(never)]
+    pub fn untrace_before(&mut self, from: usize, after_s: f64) {
+        let trace = &mut self.step_trace;
+        let early = trace[from..].iter().take_while(|s| s.t_s < after_s).count();
+        self.step_trace_seats -= trace[from..from + early].iter().map(|s| s.seats.len()).sum::<usize>();
+        trace.drain(from..from + early);
+    }
+
+    /// TTFT of each measured request finished so far.
+    pub fn ttft_s(&self) -> &[f64] {
+        &self.ttft_s
+    }
+
+    /// The other latencies of each measured request finished so far.
+    pub fn samples(&self) -> &RequestSamples {
+        &self.samples
+    }
+
+    /// Every inter-token gap of measured requests so far.
+    pub fn itl_s(&self) -> &LogHistogram {
+        &self.itl_s
+    }
+
+    /// Measured requests finished so far.
+    pub fn requests_completed(&self) -> usize {
+        self.samples.e2e_s.len()
+    }
+
+    /// Preemptions inside the measured window.
+    pub fn num_preemptions(&self) -> u64 {
+        self.num_preemptions
+    }
+
+    /// Prompt tokens of measured requests.
+    pub fn prompt_tokens(&self) -> u64 {
+        self.prompt_tokens
+    }
+
+    /// Output tokens of measured requests.
+    pub fn generation_tokens(&self) -> u64 {
+        self.generation_tokens
+    }
+
+    /// Completions and output tokens of any request inside the measured window.
+    pub fn window_counts(&self) -> (u64, u64) {
+        (self.window_completions, self.window_tokens)
+    }
+
+    /// The measured window: from the first measured arrival (`None` before it) to where it closed.
+    pub fn window_s(&self) -> (Option<f64>, f64) {
+        (self.window_start_s, self.window_end_s)
+    }
+
+    /// Arrival of the last measured request so far.
+    pub fn last_measured_arrival_s(&self) -> f64 {
+        self.last_measured_arrival_s
+    }
+
+    /// The gauges' time integrals over the window.
+    pub fn areas(&self) -> Areas {
+        self.areas
+    }
+
+    /// Decode-only steps inside the window and their total time, then prefill-carrying ones.
+    pub fn step_kinds(&self) -> [(u64, f64); 2] {
+        [self.decode_steps, self.prefill_steps]
+    }
+
+    /// The samples kept, moved out.
+    pub(crate) fn into_kept(self) -> Kept {
+        Kept {
+            ttft_s: self.ttft_s,
+            client_ttft_s: self.client_ttft_s,
+            client_e2e_s: self.client_e2e_s,
+            samples: self.samples,
+            slo_pairs: self.slo_pairs,
+            itl_s: self.itl_s,
+            series: self.series.unwrap_or_default(),
+            traces: self.traces,
+            snapshot: self.snapshot,
+            step_trace: self.step_trace,
+        }
     }
 }

@@ -133,8 +133,6 @@ pub struct Scenario {
     pub requests: u64,
     /// Requests (by arrival) left out of statistics.
     pub warmup: u64,
-    /// The replica's capacity, when it was measured for this scenario.
-    pub capacity: Option<Capacity>,
     /// The offered load, when the config gave one.
     pub offered_load: Option<f64>,
     /// An open load's rate over time, as a factor of its rate; `None` is constant.
@@ -149,32 +147,45 @@ impl Config {
 }
 
 impl Scenario {
-    /// Validates `config` and resolves it, measuring the replica's capacity when the load is
-    /// given as a fraction of it.
+    /// Validates `config` and resolves a load that is not a fraction of capacity (a rate, users
+    /// or a burst). One that is needs the replica's capacity, which this does not measure:
+    /// [`crate::prepare`] measures it, [`crate::prepare_scenario`] measures it only when
+    /// needed, and [`Scenario::resolve`] reuses one.
     pub fn new(config: &Config) -> Result<Scenario, ConfigError> {
-        let (base, spec) = resolve(config)?;
-        let needs_capacity = matches!(spec, LoadSpec::Offered { .. } | LoadSpec::ClosedOffered { .. });
-        let capacity = needs_capacity.then(|| capacity::measure(&base)).map(Capacity::usable).transpose()?;
-        Ok(finish(base, spec, capacity))
+        build(config, Loaded::Own)
     }
 
-    /// The validated scenario whose capacity [`Scenario::new`] measures for `config` (its load
-    /// not yet resolved): what [`capacity::Measurement`] starts from, for a measurement taken a
-    /// slice at a time. Pass the capacity through [`Capacity::usable`] before [`Scenario::with_capacity`].
-    pub fn to_measure(config: &Config) -> Result<Scenario, ConfigError> {
-        resolve(config).map(|(base, _)| base)
+    /// Validates `config` and resolves it against a capacity measured for the same engine,
+    /// cost model and workload (the load, SLOs and run length may differ). A load given as a
+    /// fraction of capacity needs a usable one ([`Capacity::usable`]).
+    pub fn resolve(config: &Config, capacity: &Capacity) -> Result<Scenario, ConfigError> {
+        build(config, Loaded::Against(capacity))
     }
 
-    /// Like [`Scenario::new`] but reuses a capacity measured before for the same engine,
-    /// cost model and workload (the load, SLOs and run length may differ).
-    pub fn with_capacity(config: &Config, capacity: Capacity) -> Result<Scenario, ConfigError> {
-        let (base, spec) = resolve(config)?;
-        Ok(finish(base, spec, Some(capacity)))
+    /// Validates `config` and puts its replica under the load its capacity is measured at (a
+    /// saturated closed loop, whatever the config's own load): what [`capacity::measure`] and
+    /// [`capacity::Measurement`] start from.
+    pub fn saturated(config: &Config) -> Result<Scenario, ConfigError> {
+        build(config, Loaded::Saturated)
     }
 
     /// The same scenario with a different load, keeping everything else (and the seed).
     pub fn with_load(&self, load: Load) -> Scenario {
         Scenario { load, offered_load: None, ..self.clone() }
+    }
+
+    /// The same scenario at `offered_load` x `capacity` in the same load mode (an open loop keeps
+    /// its burstiness, a closed one its think time); `None` for a burst, which has no offered load.
+    pub fn at_offered_load(&self, offered_load: f64, capacity: &Capacity) -> Option<Scenario> {
+        let spec = match self.load {
+            Load::Open { burstiness, .. } => LoadSpec::Offered { offered_load, burstiness },
+            Load::Closed { think_s, think, .. } => LoadSpec::ClosedOffered { offered_load, think_s, think },
+            Load::Burst { .. } => return None,
+        };
+        let (load, offered_load) = spec.against(capacity);
+        let mut scenario = self.with_load(load);
+        scenario.offered_load = offered_load;
+        Some(scenario)
     }
 
     /// The traffic curve the engine follows: none, whatever the field holds, in a build without
@@ -193,24 +204,86 @@ impl Scenario {
     }
 }
 
-fn finish(mut base: Scenario, spec: LoadSpec, capacity: Option<Capacity>) -> Scenario {
-    base.capacity = capacity;
-    base.load = match spec {
-        LoadSpec::Rate { rate_rps, burstiness } => Load::Open { rate_rps, burstiness },
-        LoadSpec::Offered { offered_load, burstiness } => {
-            base.offered_load = Some(offered_load);
-            let cap = capacity.expect("capacity measured for an offered load").rps;
-            Load::Open { rate_rps: offered_load * cap, burstiness }
+impl LoadSpec {
+    /// The load, when it is not a fraction of capacity.
+    fn concrete(self) -> Option<Load> {
+        match self {
+            LoadSpec::Rate { rate_rps, burstiness } => Some(Load::Open { rate_rps, burstiness }),
+            LoadSpec::Users { users, think_s, think } => Some(Load::Closed { users, think_s, think }),
+            LoadSpec::Burst { concurrency } => Some(Load::Burst { concurrency }),
+            LoadSpec::Offered { .. } | LoadSpec::ClosedOffered { .. } => None,
         }
-        LoadSpec::Users { users, think_s, think } => Load::Closed { users, think_s, think },
-        LoadSpec::ClosedOffered { offered_load, think_s, think } => {
-            base.offered_load = Some(offered_load);
-            let cap = capacity.expect("capacity measured for an offered load");
-            Load::Closed { users: capacity::closed_users(offered_load, think_s, &cap), think_s, think }
+    }
+
+    /// The load against `capacity`, and the offered load it is (for a fraction of capacity).
+    fn against(self, capacity: &Capacity) -> (Load, Option<f64>) {
+        match self {
+            LoadSpec::Rate { rate_rps, burstiness } => (Load::Open { rate_rps, burstiness }, None),
+            LoadSpec::Users { users, think_s, think } => (Load::Closed { users, think_s, think }, None),
+            LoadSpec::Burst { concurrency } => (Load::Burst { concurrency }, None),
+            LoadSpec::Offered { offered_load, burstiness } => {
+                (Load::Open { rate_rps: offered_load * capacity.rps, burstiness }, Some(offered_load))
+            }
+            LoadSpec::ClosedOffered { offered_load, think_s, think } => {
+                let users = capacity::closed_users(offered_load, think_s, capacity);
+                (Load::Closed { users, think_s, think }, Some(offered_load))
+            }
         }
-        LoadSpec::Burst { concurrency } => Load::Burst { concurrency },
+    }
+}
+
+/// Which load a validated config is resolved under.
+#[derive(Clone, Copy)]
+enum Loaded<'a> {
+    /// Its own, which may not be a fraction of capacity.
+    Own,
+    /// Its own, against this capacity.
+    Against(&'a Capacity),
+    /// The load its capacity is measured at.
+    Saturated,
+}
+
+/// Validates `config` and resolves it under the load `loaded` says (one body for every
+/// constructor: the page's wasm carries it once).
+#[inline(never)]
+fn build(config: &Config, loaded: Loaded) -> Result<Scenario, ConfigError> {
+    let resolved = resolve(config)?;
+    let spec = resolved.spec;
+    let (load, offered_load) = match (loaded, spec.concrete()) {
+        (Loaded::Saturated, _) => (capacity::saturating_load(&resolved.engine), None),
+        (Loaded::Own | Loaded::Against(_), Some(load)) => (load, None),
+        (Loaded::Against(capacity), None) => spec.against(&capacity.usable()?),
+        (Loaded::Own, None) => {
+            return Err(ConfigError::new(
+                "load.offered_load",
+                "is a fraction of the replica's capacity, which must be measured first (kneelab_sim::prepare)",
+            ));
+        }
     };
-    base
+    Ok(resolved.under(load, offered_load))
+}
+
+/// A validated config whose load may still wait for a capacity: every field of a [`Scenario`]
+/// but the load, and the load as the config gave it.
+struct Resolved {
+    seed: u64,
+    engine: Engine,
+    cost: CostModel,
+    frontend: Frontend,
+    prompt: TokenDist,
+    output: TokenDist,
+    slo: Slo,
+    requests: u64,
+    warmup: u64,
+    traffic: Option<Traffic>,
+    spec: LoadSpec,
+}
+
+impl Resolved {
+    fn under(self, load: Load, offered_load: Option<f64>) -> Scenario {
+        let Resolved { seed, engine, cost, frontend, prompt, output, slo, requests, warmup, traffic, spec: _ } = self;
+        Scenario { seed, engine, cost, frontend, prompt, output, load, slo, requests, warmup, offered_load, traffic }
+    }
 }
 
 #[cfg(feature = "empirical")]
@@ -323,7 +396,7 @@ fn workload(w: &crate::config::WorkloadConfig) -> Result<(TokenDist, TokenDist),
     Ok((prompt, TokenDist::from_config(&output_cfg, "workload.output_tokens")?))
 }
 
-fn resolve(c: &Config) -> Result<(Scenario, LoadSpec), ConfigError> {
+fn resolve(c: &Config) -> Result<Resolved, ConfigError> {
     let e = &c.engine;
     range_u64("engine.max_num_seqs", e.max_num_seqs as u64, 1, MAX_NUM_SEQS as u64)?;
     range_u64("engine.max_num_batched_tokens", e.max_num_batched_tokens as u64, 1, MAX_BATCHED_TOKENS as u64)?;
@@ -509,23 +582,19 @@ fn resolve(c: &Config) -> Result<(Scenario, LoadSpec), ConfigError> {
             format!("must be below run.requests ({}) so some requests are measured, got {warmup}", c.run.requests),
         ));
     }
-    let scenario = Scenario {
+    Ok(Resolved {
         seed: c.seed,
         engine,
         cost,
         frontend: Frontend::from_config(&c.cost)?,
         prompt,
         output,
-        // Placeholder until `finish` turns the spec into a concrete load.
-        load: Load::Open { rate_rps: 1.0, burstiness: 1.0 },
         slo: c.slo.slo(),
         requests: c.run.requests as u64,
         warmup: warmup as u64,
-        capacity: None,
-        offered_load: None,
         traffic,
-    };
-    Ok((scenario, spec))
+        spec,
+    })
 }
 
 /// The open load's traffic curve, validated; any other mode may not have one.

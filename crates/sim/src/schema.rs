@@ -726,6 +726,6 @@ mod tests {
         let c = lesson_config(WorkloadPreset::Rag, LoadConfig::open_offered(0.85), 4000);
         assert_eq!((c.slo.ttft_ms, c.slo.tpot_ms), (2000.0, 200.0));
         assert_eq!(c.run.warmup_requests, Some(400));
-        crate::Scenario::new(&c).expect("the lesson's config is valid");
+        crate::prepare_scenario(&c).expect("the lesson's config is valid");
     }
 }

@@ -7,7 +7,7 @@
 //! by one token per sequence per step. Their times form an arithmetic series, so `k` of them are
 //! advanced in one exact jump, and their inter-token gaps go into the histogram as a ramp.
 
-use crate::batch::{Batch, COHORT_MIN_RUNNING, Request, StepPlan};
+use crate::batch::{Batch, Request, StepPlan};
 use crate::config::ThinkDist;
 use crate::error::ConfigError;
 use crate::event::{Arrival, EventQueue, OPEN_LOOP};
@@ -43,6 +43,53 @@ pub struct Options {
     /// every step request by request, as the engine did before the cohort: the same results,
     /// bit for bit, more slowly (`tests/cohort.rs` compares the two).
     pub cohort: bool,
+    /// When the run ends by itself, and which of its requests are measured.
+    pub stop: Stop,
+}
+
+/// A simulation's stop rule: when it ends by itself (a work cap or a failure can end it sooner),
+/// and which of its requests the recorder measures.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Stop {
+    /// A run: the scenario's requests after its warm-up are measured, and it ends when the last
+    /// of them finishes.
+    #[default]
+    Measured,
+    /// A saturation measurement: it ends once `completions` requests have finished, and
+    /// measures none (the measurement counts completions itself).
+    Saturated {
+        /// Requests to finish, of any kind.
+        completions: u64,
+    },
+    /// A fleet's replica: it never ends by itself, and measures every request (its router
+    /// advances it and reads what finished).
+    Never,
+}
+
+/// The arrival indices a stop rule measures: `from` on, `count` of them (all for `None`).
+#[derive(Clone, Copy, Debug)]
+struct MeasuredIds {
+    from: u64,
+    count: Option<u64>,
+}
+
+impl MeasuredIds {
+    #[inline]
+    fn contains(self, id: u64) -> bool {
+        id >= self.from && self.count.is_none_or(|n| id - self.from < n)
+    }
+}
+
+impl Stop {
+    fn measured_ids(self, scenario: &Scenario) -> Option<MeasuredIds> {
+        match self {
+            Stop::Measured => {
+                Some(MeasuredIds { from: scenario.warmup, count: Some(scenario.requests - scenario.warmup) })
+            }
+            Stop::Saturated { .. } => None,
+            Stop::Never => Some(MeasuredIds { from: 0, count: None }),
+        }
+    }
 }
 
 /// Default work budget, in request-visits of a step: about a second of simulation natively.
@@ -66,6 +113,7 @@ impl Default for Options {
             max_work: MAX_WORK,
             max_in_system: MAX_IN_SYSTEM,
             cohort: true,
+            stop: Stop::Measured,
         }
     }
 }
@@ -121,6 +169,8 @@ pub struct Simulation {
     batch: Batch,
     plan: StepPlan,
     recorder: Recorder,
+    /// The arrivals the stop rule measures (`None`: none).
+    measured_ids: Option<MeasuredIds>,
     /// Arrival index of the first traced request.
     first_traced: u64,
     arrived: u64,
@@ -165,14 +215,27 @@ pub struct Finished {
 impl Simulation {
     /// A simulation at time 0 with the first arrivals scheduled.
     pub fn new(scenario: &Scenario, options: Options) -> Self {
+        Simulation::start(scenario, options, false)
+    }
+
+    /// A replica of a fleet: no arrivals of its own (the scenario's load and run length are not
+    /// used), every request measured, and the run never ends by itself ([`Stop::Never`]); a
+    /// router hands it requests with [`Simulation::push_arrival`] and reads what finished with
+    /// [`Simulation::take_finished`].
+    pub fn routed(scenario: &Scenario, options: Options) -> Self {
+        Simulation::start(scenario, Options { stop: Stop::Never, ..options }, true)
+    }
+
+    fn start(scenario: &Scenario, options: Options, routed: bool) -> Self {
         let mut streams = Streams::new(scenario.seed);
         let mut events = EventQueue::default();
         let gamma_gaps = match scenario.load {
             // Gamma gaps with shape k and mean 1, scaled by 1 / rate when drawn.
-            Load::Open { burstiness, .. } if burstiness != 1.0 => Gamma::new(burstiness, 1.0 / burstiness),
+            Load::Open { burstiness, .. } if burstiness != 1.0 && !routed => Gamma::new(burstiness, 1.0 / burstiness),
             _ => None,
         };
         match scenario.load {
+            _ if routed => {}
             Load::Open { rate_rps, .. } => {
                 if let Some(time_s) =
                     next_open(&mut streams.gaps, gamma_gaps.as_ref(), rate_rps, scenario.traffic(), 0.0)
@@ -201,8 +264,8 @@ impl Simulation {
                 }
             }
         }
-        let mut recorder = Recorder::new(options.series);
-        recorder.traces.reserve(options.trace_requests as usize);
+        let recorder = Recorder::new(options.series, options.trace_requests as usize);
+        let measured_ids = options.stop.measured_ids(scenario);
         Simulation {
             batch: Batch::new(scenario.engine),
             scenario: scenario.clone(),
@@ -213,7 +276,8 @@ impl Simulation {
             gamma_gaps,
             plan: StepPlan::default(),
             recorder,
-            first_traced: scenario.warmup + u64::from(options.trace_from),
+            measured_ids,
+            first_traced: measured_ids.map_or(0, |m| m.from) + u64::from(options.trace_from),
             arrived: 0,
             completed: 0,
             tokens_emitted: 0,
@@ -222,7 +286,7 @@ impl Simulation {
             steps: 0,
             state: State::Running,
             finishing: Vec::new(),
-            routed: false,
+            routed,
             horizon_s: f64::INFINITY,
             finished_log: Vec::new(),
             arrivals: Vec::new(),
@@ -230,22 +294,6 @@ impl Simulation {
             preempted_total: 0,
             last_start_s: 0.0,
         }
-    }
-
-    /// A replica of a fleet: no arrivals of its own (the scenario's load is ignored), every
-    /// request measured, and the run never ends by itself; a router hands it requests with
-    /// [`Simulation::push_arrival`] and reads what finished with [`Simulation::take_finished`].
-    pub fn routed(scenario: &Scenario, options: Options) -> Self {
-        let scenario = Scenario {
-            load: Load::Open { rate_rps: 1.0, burstiness: 1.0 },
-            requests: u64::MAX,
-            warmup: 0,
-            ..scenario.clone()
-        };
-        let mut sim = Simulation::new(&scenario, options);
-        sim.events = EventQueue::default();
-        sim.routed = true;
-        sim
     }
 
     /// Hands a routed replica a request arriving at `time_s` (at or after the last one).
@@ -285,12 +333,12 @@ impl Simulation {
 
     /// `num_requests_running` now.
     pub fn num_requests_running(&self) -> usize {
-        self.batch.running.len()
+        self.batch.num_running()
     }
 
     /// `num_requests_waiting` now.
     pub fn num_requests_waiting(&self) -> usize {
-        self.batch.waiting.len()
+        self.batch.num_waiting()
     }
 
     /// Engine steps so far (a jump over `k` identical decode steps counts `k`).
@@ -300,7 +348,7 @@ impl Simulation {
 
     /// `vllm:kv_cache_usage_perc` now: the fraction of KV cache blocks in use.
     pub fn kv_cache_usage(&self) -> f64 {
-        self.batch.kv_used as f64 / self.scenario.engine.kv_blocks as f64
+        self.batch.kv_used() as f64 / self.scenario.engine.kv_blocks as f64
     }
 
     /// Requests preempted since the run began, warm-up included (the recorder counts the
@@ -323,6 +371,11 @@ impl Simulation {
     /// Whether the run has stopped (finished, truncated or failed).
     pub fn is_finished(&self) -> bool {
         self.state != State::Running
+    }
+
+    /// Whether the run ended by its stop rule (not by a work cap or a failure).
+    pub fn is_done(&self) -> bool {
+        self.state == State::Done
     }
 
     /// Whether a work cap stopped the run early (what [`Simulation::finish`] marks `truncated`).
@@ -363,9 +416,7 @@ impl Simulation {
         self.last_start_s = start;
         self.batch.form_step(start, &mut self.plan);
         self.preempted_total += self.plan.preempted as u64;
-        if self.recorder.window_start_s.is_some() {
-            self.recorder.num_preemptions += self.plan.preempted as u64;
-        }
+        self.recorder.count_preemptions(self.plan.preempted as u64);
         self.record_gauges(start);
         if self.plan.seqs() == 0 {
             // Validation makes every request fit an empty engine, so this cannot happen; stop
@@ -373,22 +424,23 @@ impl Simulation {
             self.state = State::Failed(ConfigError::new("", "the engine could not schedule any request"));
             return false;
         }
-        if self.recorder.snapshot.is_none()
+        if !self.recorder.has_snapshot()
             && self.options.snapshot_after.is_some_and(|k| self.arrived > k)
-            && self.batch.waiting.len() >= self.options.snapshot_min_waiting as usize
+            && self.batch.num_waiting() >= self.options.snapshot_min_waiting as usize
         {
-            self.recorder.snapshot = self.snapshot(start);
+            let snapshot = self.snapshot(start);
+            self.recorder.keep_snapshot(snapshot);
         }
         let jump = self.plan_jump(start);
         let (k, end) = (jump.steps, start + jump_s(jump.steps, jump.first_s, jump.growth_s));
-        let traced_from = self.recorder.step_trace.len();
+        let traced_from = self.recorder.traced_steps();
         if let Some(window) = self.options.step_trace {
             // A jump that reaches past the window's start is traced, then its steps before it
-            // are dropped (`trim_trace`), so a window opens at the first step at or after it.
+            // are dropped (`Recorder::untrace_before`), so a window opens at the first step at or after it.
             self.tracing = self.arrived > window.after_arrivals
                 && end > window.after_s
                 && traced_from < (window.steps as usize).min(MAX_TRACED_STEPS)
-                && self.recorder.step_trace_seats < MAX_TRACED_SEATS;
+                && self.recorder.traced_seats() < MAX_TRACED_SEATS;
             if self.tracing {
                 self.trace_step(start, jump, window);
             } else {
@@ -409,7 +461,7 @@ impl Simulation {
             if let Some(window) = self.options.step_trace
                 && start < window.after_s
             {
-                self.trim_trace(traced_from, window.after_s);
+                self.recorder.untrace_before(traced_from, window.after_s);
             }
             self.tracing = false;
         }
@@ -486,10 +538,9 @@ impl Simulation {
     fn step_snapshot(&self, start: f64, duration_s: f64) -> Snapshot {
         let b = &self.batch;
         let seats: Vec<Seat> = b
-            .running
-            .slots()
+            .running_slots()
             .map(|slot| {
-                let r = &b.slots[slot as usize];
+                let r = b.request(slot);
                 let (computed, emitted) = b.progress(r);
                 let tokens = if r.in_cohort && self.plan.decoders > 0 {
                     1
@@ -513,21 +564,16 @@ impl Simulation {
             .collect();
         let prefill_tokens = seats.iter().filter(|s| s.prefill).map(|s| s.step_tokens).sum();
         let decode_tokens = seats.iter().filter(|s| !s.prefill).map(|s| s.step_tokens).sum();
-        let id = |slot: &u32| b.slots[*slot as usize].id;
+        let id = |slot: u32| b.request(slot).id;
         let admitted = seats.len() - self.plan.admitted as usize;
         Snapshot {
             t_s: start,
             max_num_seqs: self.scenario.engine.max_num_seqs,
             max_num_batched_tokens: self.scenario.engine.max_num_batched_tokens,
             kv_blocks: self.scenario.engine.kv_blocks,
-            kv_blocks_used: b.kv_used,
-            waiting: b.waiting.len() as u32,
-            waiting_s: b
-                .waiting
-                .iter()
-                .take(WAITING_SHOWN)
-                .map(|&slot| start - b.slots[slot as usize].arrival_s)
-                .collect(),
+            kv_blocks_used: b.kv_used(),
+            waiting: b.num_waiting() as u32,
+            waiting_s: b.waiting_slots().take(WAITING_SHOWN).map(|slot| start - b.request(slot).arrival_s).collect(),
             decode_tokens,
             prefill_tokens,
             index: self.steps,
@@ -535,7 +581,7 @@ impl Simulation {
             // Admissions are pushed at the back of the running order; preempted requests at the
             // front of the queue.
             admitted: seats[admitted..].iter().map(|s| s.id).collect(),
-            preempted: b.waiting.iter().take(self.plan.preempted as usize).map(id).collect(),
+            preempted: b.waiting_slots().take(self.plan.preempted as usize).map(id).collect(),
             completed: Vec::new(),
             arrived: Vec::new(),
             seats,
@@ -557,7 +603,7 @@ impl Simulation {
         } else {
             0
         };
-        let room = (window.steps as usize).min(MAX_TRACED_STEPS) - self.recorder.step_trace.len() + early;
+        let room = (window.steps as usize).min(MAX_TRACED_STEPS) - self.recorder.traced_steps() + early;
         let b = &self.batch;
         let block = self.scenario.engine.block_size_tokens;
         let mut steps = Vec::with_capacity(k.min(room as u64) as usize);
@@ -569,7 +615,7 @@ impl Simulation {
                 .scheduled
                 .iter()
                 .map(|s| {
-                    let r = &b.slots[s.slot as usize];
+                    let r = b.request(s.slot);
                     u64::from((r.computed + j as u32 + 1).div_ceil(block).saturating_sub(r.blocks))
                 })
                 .sum();
@@ -577,7 +623,7 @@ impl Simulation {
                 t_s: start + jump_s(j, d0, g),
                 duration_s: d0 + j as f64 * g,
                 index: first.index + j,
-                kv_blocks_used: first.kv_blocks_used + b.cohort.crossings_after(j + 1) + explicit_blocks,
+                kv_blocks_used: first.kv_blocks_used + b.cohort_crossings_after(j + 1) + explicit_blocks,
                 seats: first.seats.iter().map(|s| Seat { emitted: s.emitted + j as u32, ..*s }).collect(),
                 waiting_s: first.waiting_s.iter().map(|w| w + jump_s(j, d0, g)).collect(),
                 admitted: Vec::new(),
@@ -588,19 +634,7 @@ impl Simulation {
             steps.push(next);
         }
         steps.insert(0, first);
-        self.recorder.step_trace_seats += steps.iter().map(|s| s.seats.len()).sum::<usize>();
-        self.recorder.step_trace.append(&mut steps);
-    }
-
-    /// Drops the steps from `from` on that started before `after_s` (the part of a jump before
-    /// a step window opens).
-    #[cold]
-    #[inline(never)]
-    fn trim_trace(&mut self, from: usize, after_s: f64) {
-        let trace = &mut self.recorder.step_trace;
-        let early = trace[from..].iter().take_while(|s| s.t_s < after_s).count();
-        self.recorder.step_trace_seats -= trace[from..from + early].iter().map(|s| s.seats.len()).sum::<usize>();
-        trace.drain(from..from + early);
+        self.recorder.trace_steps(&mut steps);
     }
 
     /// Gives the arrivals during a traced jump to the steps of it they came before, counting
@@ -608,7 +642,7 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     fn trace_arrivals(&mut self, from: usize) {
-        let steps = &mut self.recorder.step_trace[from..];
+        let steps = self.recorder.traced_from_mut(from);
         let Some(first) = steps.first() else {
             return;
         };
@@ -631,8 +665,8 @@ impl Simulation {
     }
 
     fn record_gauges(&mut self, t: f64) {
-        let (running, waiting) = (self.batch.running.len() as u32, self.batch.waiting.len() as u32);
-        self.recorder.gauges(t, running, waiting, self.batch.kv_used);
+        let (running, waiting) = (self.batch.num_running() as u32, self.batch.num_waiting() as u32);
+        self.recorder.gauges(t, running, waiting, self.batch.kv_used());
     }
 
     /// Moves every arrival due at or before `t` into the waiting queue.
@@ -665,20 +699,20 @@ impl Simulation {
             ));
             return;
         }
-        let measured = id >= sc.warmup && id < sc.requests;
+        let measured = self.measured_ids.is_some_and(|m| m.contains(id));
         if self.options.step_trace.is_some() {
             self.arrivals.push((id, arrival.time_s));
         }
-        if id == sc.warmup {
+        if self.measured_ids.is_some_and(|m| m.from == id) {
             self.recorder.start_window(arrival.time_s);
         }
         if measured {
-            self.recorder.last_measured_arrival_s = arrival.time_s;
+            self.recorder.measured_arrival(arrival.time_s);
         }
         let traced =
             measured && (self.first_traced..self.first_traced + u64::from(self.options.trace_requests)).contains(&id);
         if traced {
-            self.recorder.traces.push(Trace {
+            self.recorder.start_trace(Trace {
                 id,
                 prompt_tokens: prompt,
                 output_tokens: output,
@@ -734,9 +768,8 @@ impl Simulation {
         let n = seqs;
         // Every sequence's context grows by one token per step, so each step is longer by this.
         let g = self.scenario.cost.per_context_s() * n as f64;
-        let slots = &self.batch.slots;
         // Until the first request emits its last token...
-        let explicit = self.plan.scheduled.iter().map(|s| slots[s.slot as usize].remaining_output()).min();
+        let explicit = self.plan.scheduled.iter().map(|s| self.batch.request(s.slot).remaining_output()).min();
         let mut k = match (self.batch.next_finish(), explicit) {
             (Some(a), Some(b)) => a.min(b),
             (a, b) => a.or(b).unwrap_or(1),
@@ -746,9 +779,9 @@ impl Simulation {
         let block = self.scenario.engine.block_size_tokens as u64;
         k = k.min(1 + block * (self.batch.kv_free() / n));
         // ...and until the next arrival, if one could be admitted when it comes.
-        let seats_free = self.batch.running.len() < self.scenario.engine.max_num_seqs as usize;
+        let seats_free = self.batch.num_running() < self.scenario.engine.max_num_seqs as usize;
         if seats_free
-            && self.batch.waiting.is_empty()
+            && self.batch.num_waiting() == 0
             && let Some(t_arrival) = self.events.peek_time()
         {
             k = k.min(steps_until(start, t_arrival, d0, g, k));
@@ -762,93 +795,69 @@ impl Simulation {
     fn finish_step(&mut self, start: f64, end: f64, jump: Jump) {
         let emitted_before = self.tokens_emitted;
         let Jump { steps: k, first_s: d0, growth_s: g } = jump;
-        let block = self.scenario.engine.block_size_tokens;
         let decoders = self.plan.decoders;
         // The cohort: every member emits one token a step, `k` steps, all at once.
         if decoders > 0 {
-            if k > 1 {
-                self.batch.kv_used += self.batch.cohort.crossings_after(k);
-            }
-            self.batch.cohort.d += k;
+            self.batch.advance_cohort(k);
             self.tokens_emitted += decoders * k;
-            for i in 0..self.batch.cohort.traced.len() {
-                let r = &self.batch.slots[self.batch.cohort.traced[i] as usize];
-                let trace = &mut self.recorder.traces[(r.id - self.first_traced) as usize];
+            for i in 0..self.batch.cohort_traced().len() {
+                let r = self.batch.request(self.batch.cohort_traced()[i]);
+                let trace = self.recorder.trace_mut((r.id - self.first_traced) as usize);
                 trace.token_times_s.extend((1..=k).map(|j| start + jump_s(j, d0, g)));
             }
         }
         let mut finished = false;
         if k > 1 {
             // Every sequence in a decode run sees the same gaps: d0, d0 + g, ..., d0 + (k-1) g.
-            let measured = self.batch.cohort.measured
-                + self.plan.scheduled.iter().filter(|s| self.batch.slots[s.slot as usize].measured).count() as u64;
-            self.recorder.itl_s.add_ramp(d0, g, k, measured);
+            let measured = self.batch.cohort_measured()
+                + self.plan.scheduled.iter().filter(|s| self.batch.request(s.slot).measured).count() as u64;
+            self.recorder.itl_ramp(d0, g, k, measured);
             for i in 0..self.plan.scheduled.len() {
                 let slot = self.plan.scheduled[i].slot;
-                let r = &mut self.batch.slots[slot as usize];
-                r.computed += k as u32;
-                r.emitted += k as u32;
+                finished |= self.batch.decode(slot, k as u32, end);
                 self.tokens_emitted += k;
-                r.last_token_s = end;
-                let blocks = r.computed.div_ceil(block);
-                self.batch.kv_used += (blocks - r.blocks) as u64;
-                r.blocks = blocks;
+                let r = self.batch.request(slot);
                 if r.traced {
-                    let trace = &mut self.recorder.traces[(r.id - self.first_traced) as usize];
+                    let trace = self.recorder.trace_mut((r.id - self.first_traced) as usize);
                     trace.token_times_s.extend((1..=k).map(|j| start + jump_s(j, d0, g)));
                 }
-                finished |= r.emitted == r.output;
             }
         } else {
             // Requests that emitted at the end of the previous step (every member, and any
             // decode outside the cohort) all see a gap of this step's length; count them and add
             // them to the histogram at once.
-            let mut one_step_gaps = if decoders > 0 { self.batch.cohort.measured } else { 0 };
+            let mut one_step_gaps = if decoders > 0 { self.batch.cohort_measured() } else { 0 };
             for i in 0..self.plan.scheduled.len() {
                 let s = self.plan.scheduled[i];
-                let r = &mut self.batch.slots[s.slot as usize];
-                r.computed += s.tokens;
-                if r.computed < r.target() {
+                let Some(emitted) = self.batch.compute(s.slot, s.tokens, end) else {
                     continue; // a prefill chunk: no token yet
-                }
-                if r.emitted == 0 {
-                    r.first_token_s = end;
-                } else if r.measured {
-                    if r.last_token_s == start {
+                };
+                let r = self.batch.request(s.slot);
+                if r.measured
+                    && let Some(previous_s) = emitted.previous_token_s
+                {
+                    if previous_s == start {
                         one_step_gaps += 1;
                     } else {
                         // After a preemption the gap includes the recompute: the stall shows here.
-                        self.recorder.itl_s.add(end - r.last_token_s, 1);
+                        self.recorder.itl(end - previous_s, 1);
                     }
                 }
-                r.emitted += 1;
                 self.tokens_emitted += 1;
-                r.last_token_s = end;
                 if r.traced {
-                    let trace = &mut self.recorder.traces[(r.id - self.first_traced) as usize];
+                    let trace = self.recorder.trace_mut((r.id - self.first_traced) as usize);
                     trace.token_times_s.push(end);
                 }
-                finished |= r.emitted == r.output;
+                finished |= emitted.last;
             }
-            self.recorder.itl_s.add(end - start, one_step_gaps);
+            self.recorder.itl(end - start, one_step_gaps);
         }
         // Whoever now decodes one token a step joins the cohort (if the batch is big enough to
         // gain from it); the rest stay explicit.
-        let mut i = 0;
-        let join = self.options.cohort && self.batch.running.len() > COHORT_MIN_RUNNING;
-        while join && i < self.batch.explicit.len() {
-            let slot = self.batch.explicit[i];
-            let r = &self.batch.slots[slot as usize];
-            if r.is_decoding() && r.emitted < r.output {
-                self.batch.explicit.remove(i);
-                self.batch.join(slot);
-            } else {
-                i += 1;
-            }
+        if self.options.cohort {
+            self.batch.join_decoders();
         }
-        if self.recorder.in_window() {
-            self.recorder.window_tokens += self.tokens_emitted - emitted_before;
-        }
+        self.recorder.count_tokens(self.tokens_emitted - emitted_before);
         if decoders > 0 {
             self.batch.pop_finished(&mut self.finishing);
         }
@@ -860,37 +869,16 @@ impl Simulation {
 
     /// Records and releases every request that has emitted its last token, in running order.
     fn complete_finished(&mut self, end: f64) {
-        let (slots, finishing) = (&self.batch.slots, &mut self.finishing);
-        self.batch.explicit.retain(|&slot| {
-            let r = &slots[slot as usize];
-            let done = r.emitted >= r.output;
-            if done {
-                finishing.push((r.seq, slot));
-            }
-            !done
-        });
-        // Running order; a handful at most, so an insertion sort (no sort code in the wasm).
-        for i in 1..self.finishing.len() {
-            let mut j = i;
-            while j > 0 && self.finishing[j - 1].0 > self.finishing[j].0 {
-                self.finishing.swap(j - 1, j);
-                j -= 1;
-            }
-        }
+        self.batch.collect_finished(&mut self.finishing);
         let finishing = std::mem::take(&mut self.finishing);
         for &(seq, slot) in &finishing {
-            if self.batch.slots[slot as usize].in_cohort {
-                self.batch.materialize(slot, end);
-            }
-            self.batch.running.remove(seq);
-            let r = &self.batch.slots[slot as usize];
+            self.batch.leave(seq, slot, end);
+            let r = self.batch.request(slot);
             self.completed += 1;
-            if self.recorder.in_window() {
-                self.recorder.window_completions += 1;
-            }
+            self.recorder.count_completion();
             let (user, measured, traced) = (r.user, r.measured, r.traced);
             if self.tracing
-                && let Some(step) = self.recorder.step_trace.last_mut()
+                && let Some(step) = self.recorder.traced_from_mut(0).last_mut()
             {
                 step.completed.push(r.id);
             }
@@ -907,7 +895,7 @@ impl Simulation {
                 let front = self.scenario.frontend;
                 self.recorder.client(front.ttft_s(ttft, r.prompt), front.e2e_s(e2e, r.prompt, r.output));
                 if traced {
-                    let trace = &mut self.recorder.traces[(r.id - self.first_traced) as usize];
+                    let trace = self.recorder.trace_mut((r.id - self.first_traced) as usize);
                     trace.scheduled_s = r.first_scheduled_s;
                     trace.first_token_s = r.first_token_s;
                     trace.finish_s = end;
@@ -915,6 +903,7 @@ impl Simulation {
             }
             self.batch.release(slot);
             match self.scenario.load {
+                _ if self.routed => {}
                 Load::Closed { think_s, think, .. } => {
                     let pause = match think {
                         ThinkDist::Exponential => think_s * self.streams.think.exp1(),
@@ -930,12 +919,18 @@ impl Simulation {
                 }
                 _ => {}
             }
-            if measured {
-                self.measured_done += 1;
-                if self.measured_done == self.scenario.requests - self.scenario.warmup {
-                    self.state = State::Done;
-                    self.recorder.end_window(end);
+            match self.options.stop {
+                Stop::Measured if measured => {
+                    self.measured_done += 1;
+                    if self.measured_done == self.scenario.requests - self.scenario.warmup {
+                        self.state = State::Done;
+                        self.recorder.end_window(end);
+                    }
                 }
+                Stop::Saturated { completions } if self.state == State::Running && self.completed >= completions => {
+                    self.state = State::Done;
+                }
+                _ => {}
             }
         }
         self.finishing = finishing;
@@ -952,14 +947,6 @@ fn draw_lengths(sc: &Scenario, stream: &mut Stream) -> (u32, u32) {
         return (p, o);
     }
     (sc.prompt.sample(stream), sc.output.sample(stream))
-}
-
-impl Request {
-    /// Output tokens still to emit.
-    #[inline]
-    fn remaining_output(&self) -> u64 {
-        (self.output - self.emitted) as u64
-    }
 }
 
 /// A formed step and the identical decode steps after it: `steps` steps lasting `first_s`,

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::capacity::Capacity;
 use crate::recorder::{QueuePoint, Recorder, Snapshot, Trace};
 use crate::scenario::{Load, Scenario, Slo};
 use crate::stats::{LogHistogram, Stat, stat_of};
@@ -248,18 +249,34 @@ pub struct Goodput {
 }
 
 impl Outcome {
-    pub(crate) fn new(scenario: Scenario, mut rec: Recorder, truncated: bool, arrived: u64) -> Outcome {
-        let start = rec.window_start_s.unwrap_or(rec.window_end_s);
-        let duration = (rec.window_end_s - start).max(0.0);
+    /// This run reported against the replica's capacity, measured for its engine and workload
+    /// (the summary's `capacity_rps`): a run knows its scenario, not the capacity it came from.
+    pub fn with_capacity(mut self, capacity: &Capacity) -> Outcome {
+        self.summary.capacity_rps = Some(capacity.rps);
+        self
+    }
+
+    pub(crate) fn new(scenario: Scenario, rec: Recorder, truncated: bool, arrived: u64) -> Outcome {
+        let (window_start_s, end_s) = rec.window_s();
+        let start = window_start_s.unwrap_or(end_s);
+        let duration = (end_s - start).max(0.0);
         let per_s = |x: f64| if duration > 0.0 { x / duration } else { 0.0 };
-        let completed = rec.e2e_s.len() as u64;
-        let lambda = per_s(rec.window_completions as f64);
-        let judged = judge(&rec.slo_pairs, scenario.slo, lambda);
-        let ttft = stat_of(&mut rec.ttft_s);
-        let e2e = stat_of(&mut rec.e2e_s);
-        let l = per_s(rec.area_running + rec.area_waiting);
+        let completed = rec.requests_completed() as u64;
+        let (window_completions, window_tokens) = rec.window_counts();
+        let lambda = per_s(window_completions as f64);
+        let areas = rec.areas();
+        let [decode_steps, prefill_steps] = rec.step_kinds();
+        let (num_preemptions, prompt_tokens, generation_tokens) =
+            (rec.num_preemptions(), rec.prompt_tokens(), rec.generation_tokens());
+        let last_measured_arrival_s = rec.last_measured_arrival_s();
+        let (running, waiting, kv_used) = rec.state();
+        let mut kept = rec.into_kept();
+        let judged = judge(&kept.slo_pairs, scenario.slo, lambda);
+        let ttft = stat_of(&mut kept.ttft_s);
+        let e2e = stat_of(&mut kept.samples.e2e_s);
+        let l = per_s(areas.running + areas.waiting);
         let w = e2e.mean;
-        let batch = stat_of(&mut rec.batch_s);
+        let batch = stat_of(&mut kept.samples.batch_s);
         let law = |l: f64, w: f64| LittlesLaw {
             l,
             lambda_rps: lambda,
@@ -281,40 +298,40 @@ impl Outcome {
             requests_arrived: arrived,
             duration_s: duration,
             throughput_rps: lambda,
-            output_tokens_per_s: per_s(rec.window_tokens as f64),
+            output_tokens_per_s: per_s(window_tokens as f64),
             goodput_rps: judged.goodput_rps,
             slo_attainment: judged.slo_attainment,
             ttft_s: ttft,
-            client_ttft_s: stat_of(&mut rec.client_ttft_s),
-            client_e2e_s: stat_of(&mut rec.client_e2e_s),
-            tpot_s: stat_of(&mut rec.tpot_s),
-            itl_s: rec.itl_s.stat(),
+            client_ttft_s: stat_of(&mut kept.client_ttft_s),
+            client_e2e_s: stat_of(&mut kept.client_e2e_s),
+            tpot_s: stat_of(&mut kept.samples.tpot_s),
+            itl_s: kept.itl_s.stat(),
             e2e_s: e2e,
-            queue_s: stat_of(&mut rec.queue_s),
-            num_requests_running_mean: per_s(rec.area_running),
-            num_requests_waiting_mean: per_s(rec.area_waiting),
-            kv_cache_usage_mean: per_s(rec.area_kv_blocks) / scenario.engine.kv_blocks as f64,
-            num_preemptions: rec.num_preemptions,
-            prompt_tokens: rec.prompt_tokens,
-            generation_tokens: rec.generation_tokens,
+            queue_s: stat_of(&mut kept.samples.queue_s),
+            num_requests_running_mean: per_s(areas.running),
+            num_requests_waiting_mean: per_s(areas.waiting),
+            kv_cache_usage_mean: per_s(areas.kv_blocks) / scenario.engine.kv_blocks as f64,
+            num_preemptions,
+            prompt_tokens,
+            generation_tokens,
             batch_s: batch,
             littles_law: law(l, w),
-            littles_law_batch: law(per_s(rec.area_running), batch.mean),
+            littles_law_batch: law(per_s(areas.running), batch.mean),
             steps: {
                 let mean = |(n, t): (u64, f64)| if n > 0 { t / n as f64 } else { 0.0 };
                 StepKinds {
-                    decode_only: rec.decode_steps.0,
-                    decode_only_mean_s: mean(rec.decode_steps),
-                    with_prefill: rec.prefill_steps.0,
-                    with_prefill_mean_s: mean(rec.prefill_steps),
+                    decode_only: decode_steps.0,
+                    decode_only_mean_s: mean(decode_steps),
+                    with_prefill: prefill_steps.0,
+                    with_prefill_mean_s: mean(prefill_steps),
                 }
             },
-            capacity_rps: scenario.capacity.map(|c| c.rps),
+            capacity_rps: None,
             offered_load: scenario.offered_load,
             offered_rate_rps: rate,
             arrival_rate_rps: {
                 let measured = arrived.saturating_sub(scenario.warmup).min(scenario.requests - scenario.warmup);
-                let span = rec.last_measured_arrival_s - start;
+                let span = last_measured_arrival_s - start;
                 if measured > 1 && span > 0.0 { (measured - 1) as f64 / span } else { 0.0 }
             },
             users,
@@ -324,7 +341,6 @@ impl Outcome {
             steady_state: false,
         };
         let summary = Summary { steady_state: summary.unsteady_reason().is_none(), ..summary };
-        let (running, waiting, kv_used) = rec.state();
         let final_state = FinalState {
             num_requests_running: running,
             num_requests_waiting: waiting,
@@ -333,23 +349,16 @@ impl Outcome {
         Outcome {
             summary,
             final_state,
-            end_s: rec.window_end_s,
+            end_s,
             throughput_rps: lambda,
-            slo_pairs: rec.slo_pairs,
-            ttft_samples_s: rec.ttft_s,
-            request_samples: RequestSamples {
-                tpot_s: rec.tpot_s,
-                e2e_s: rec.e2e_s,
-                queue_s: rec.queue_s,
-                batch_s: rec.batch_s,
-                prefill_s: rec.prefill_s,
-                decode_s: rec.decode_s,
-            },
-            itl_histogram: rec.itl_s,
-            series: rec.series.unwrap_or_default(),
-            traces: rec.traces,
-            snapshot: rec.snapshot,
-            step_trace: rec.step_trace,
+            slo_pairs: kept.slo_pairs,
+            ttft_samples_s: kept.ttft_s,
+            request_samples: kept.samples,
+            itl_histogram: kept.itl_s,
+            series: kept.series,
+            traces: kept.traces,
+            snapshot: kept.snapshot,
+            step_trace: kept.step_trace,
         }
     }
 

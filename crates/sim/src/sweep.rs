@@ -7,7 +7,7 @@ use crate::capacity::{self, Capacity};
 use crate::config::{Config, KneeRule, LoadConfig, LoadMode};
 use crate::error::ConfigError;
 use crate::limits::{self, Limits};
-use crate::scenario::{Load, Scenario, Slo};
+use crate::scenario::{Scenario, Slo};
 use crate::simulation::{Options, Simulation};
 use crate::sizing::SizingBasis;
 use crate::summary::{Outcome, Summary};
@@ -102,13 +102,11 @@ pub struct Sweep {
 pub struct SweepOptions {
     /// Attainment defining the knee.
     pub attainment_target: f64,
-    /// Reuse a capacity measured before for the same engine, cost model and workload.
-    pub capacity: Option<Capacity>,
 }
 
 impl Default for SweepOptions {
     fn default() -> Self {
-        SweepOptions { attainment_target: DEFAULT_ATTAINMENT_TARGET, capacity: None }
+        SweepOptions { attainment_target: DEFAULT_ATTAINMENT_TARGET }
     }
 }
 
@@ -173,9 +171,21 @@ pub fn load_check(loads: &[f64]) -> Result<(), ConfigError> {
 }
 
 impl SweepRun {
-    /// Validates `config` and `loads` and measures the capacity unless one is given. The
-    /// config's load mode and think time are kept; its rate, users or offered load are not.
-    pub fn new(config: &Config, loads: &[f64], capacity: Option<Capacity>) -> Result<SweepRun, ConfigError> {
+    /// Validates `config` and `loads` and measures the capacity. The config's load mode and
+    /// think time are kept; its rate, users or offered load are not.
+    pub fn new(config: &Config, loads: &[f64]) -> Result<SweepRun, ConfigError> {
+        SweepRun::start(config, loads, None)
+    }
+
+    /// Like [`SweepRun::new`] but reusing a capacity measured before for the same engine, cost
+    /// model and workload.
+    pub fn with_capacity(config: &Config, loads: &[f64], capacity: Capacity) -> Result<SweepRun, ConfigError> {
+        SweepRun::start(config, loads, Some(capacity))
+    }
+
+    /// Checks the sweep, then resolves its config at offered load 1 against the capacity it was
+    /// given, or measures one (one body for both constructors: the page's wasm carries it once).
+    fn start(config: &Config, loads: &[f64], known: Option<Capacity>) -> Result<SweepRun, ConfigError> {
         load_check(loads)?;
         if config.load.mode == LoadMode::Burst {
             return Err(ConfigError::new("load.mode", "a sweep runs over offered load: use \"open\" or \"closed\""));
@@ -189,11 +199,10 @@ impl SweepRun {
         }
         let mut probe = config.clone();
         probe.load = LoadConfig { offered_load: Some(1.0), rate_rps: None, users: None, ..config.load.clone() };
-        let base = match capacity {
-            Some(c) => Scenario::with_capacity(&probe, c)?,
-            None => Scenario::new(&probe)?,
+        let (base, capacity) = match known {
+            Some(capacity) => (Scenario::resolve(&probe, &capacity)?, capacity),
+            None => capacity::prepare(&probe)?,
         };
-        let capacity = base.capacity.unwrap_or_else(|| capacity::measure(&base));
         let limits = limits::limits(&base);
         Ok(SweepRun { base, mode: config.load.mode, capacity, loads: loads.to_vec(), outcomes: Vec::new(), limits })
     }
@@ -201,17 +210,9 @@ impl SweepRun {
     /// Runs the next load point; returns whether any remain.
     pub fn step(&mut self) -> Result<bool, ConfigError> {
         let Some(&load) = self.loads.get(self.outcomes.len()) else { return Ok(false) };
-        let cap = &self.capacity;
-        let mut scenario = match self.base.load {
-            Load::Open { burstiness, .. } => self.base.with_load(Load::Open { rate_rps: load * cap.rps, burstiness }),
-            Load::Closed { think_s, think, .. } => {
-                self.base.with_load(Load::Closed { users: capacity::closed_users(load, think_s, cap), think_s, think })
-            }
-            // `new` refuses a burst; a sweep has no offered load to give it.
-            Load::Burst { .. } => return Ok(false),
-        };
-        scenario.offered_load = Some(load);
-        self.outcomes.push(Simulation::new(&scenario, Options::default()).run()?);
+        // `new` refuses a burst; a sweep has no offered load to give it.
+        let Some(scenario) = self.base.at_offered_load(load, &self.capacity) else { return Ok(false) };
+        self.outcomes.push(Simulation::new(&scenario, Options::default()).run()?.with_capacity(&self.capacity));
         Ok(!self.is_done())
     }
 
@@ -266,7 +267,7 @@ pub fn sweep_with_progress(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Sweep, ConfigError> {
     check_target(options.attainment_target)?;
-    let mut run = SweepRun::new(config, loads, options.capacity)?;
+    let mut run = SweepRun::new(config, loads)?;
     while !run.is_done() {
         run.step()?;
         progress(run.outcomes.len(), loads.len());

@@ -7,8 +7,9 @@ use common::{assert_close, rag, textbook};
 use kneelab_sim::capacity::{self, CAPACITY_REQUESTS};
 use kneelab_sim::{DistConfig, LoadConfig, Scenario};
 
+/// The replica `config` describes, under the load its capacity is measured at.
 fn scenario(config: &kneelab_sim::Config) -> Scenario {
-    Scenario::new(config).unwrap()
+    Scenario::saturated(config).unwrap()
 }
 
 /// Fixed sizes and a constant step make capacity exact: each of c seats finishes a request every
@@ -65,7 +66,7 @@ fn overloaded_open_loop_runs_at_capacity() {
 /// A page measures the capacity a slice at a time; any slicing gives the one-shot measurement.
 #[test]
 fn a_measurement_in_slices_is_the_one_shot_measurement() {
-    let base = Scenario::to_measure(&rag(LoadConfig::open_offered(1.0), 2000)).unwrap();
+    let base = scenario(&rag(LoadConfig::open_offered(1.0), 2000));
     let whole = capacity::measure(&base);
     for slice in [1, 7, 4096] {
         let mut m = capacity::Measurement::new(&base);

@@ -3,7 +3,7 @@
 //! histograms included, over configs that exercise every path (chunked and whole prefill,
 //! preemption on a tight KV cache, open, bursty, closed and burst loads, block sizes).
 
-use kneelab_sim::{Config, Options, Scenario, Simulation};
+use kneelab_sim::{Config, Options, Simulation};
 
 fn config(json: &str) -> Config {
     serde_json::from_str(json).unwrap()
@@ -11,7 +11,7 @@ fn config(json: &str) -> Config {
 
 /// Everything a run produced, as text exact to the last bit (Debug prints f64 round-trippably).
 fn run(config: &Config, cohort: bool) -> String {
-    let scenario = Scenario::new(config).unwrap();
+    let scenario = kneelab_sim::prepare_scenario(config).unwrap();
     let options = Options {
         series: true,
         trace_requests: 12,

@@ -5,7 +5,7 @@ mod common;
 use common::textbook;
 use kneelab_sim::dist::MAX_ROWS;
 use kneelab_sim::{
-    Config, DistConfig, LoadConfig, Options, RunConfig, Scenario, Simulation, WorkloadConfig, WorkloadPreset, simulate,
+    Config, DistConfig, LoadConfig, Options, RunConfig, Simulation, WorkloadConfig, WorkloadPreset, simulate,
 };
 
 fn with_rows(rows: Vec<(u64, u64, f64)>) -> Config {
@@ -20,7 +20,7 @@ fn lengths_are_drawn_together_in_proportion_to_the_weights() {
     let mut c = with_rows(vec![(1, 10, 3.0), (100, 1, 1.0)]);
     c.load = LoadConfig::open_rate(1.0);
     c.run = RunConfig { requests: 4000, warmup_requests: Some(0) };
-    let scenario = Scenario::new(&c).unwrap();
+    let scenario = kneelab_sim::prepare_scenario(&c).unwrap();
     let options = Options { trace_requests: 4000, ..Options::default() };
     let outcome = Simulation::new(&scenario, options).run().unwrap();
     let pairs: Vec<(u32, u32)> = outcome.traces.iter().map(|t| (t.prompt_tokens, t.output_tokens)).collect();
@@ -78,7 +78,7 @@ fn bad_tables_name_the_row_and_column() {
 #[test]
 fn the_sharegpt_like_preset_has_its_stated_means() {
     let c = Config { workload: WorkloadConfig::preset(WorkloadPreset::Sharegpt), ..Config::default() };
-    let s = Scenario::new(&Config { load: LoadConfig::open_rate(1.0), ..c }).unwrap();
+    let s = kneelab_sim::prepare_scenario(&Config { load: LoadConfig::open_rate(1.0), ..c }).unwrap();
     assert!((s.prompt.mean() - 210.4).abs() < 0.5, "{}", s.prompt.mean());
     assert!((s.output.mean() - 196.9).abs() < 0.5, "{}", s.output.mean());
     assert_eq!(serde_json::from_str::<WorkloadPreset>("\"sharegpt\"").unwrap(), WorkloadPreset::Sharegpt);

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use kneelab_sim::{Config, Options, Scenario, Simulation, Summary, simulate};
+use kneelab_sim::{Config, Options, Simulation, Summary, simulate};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as RunnerConfig, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 use serde_json::{Map, Value, json};
@@ -381,7 +381,7 @@ fn one(text: &str, whole: bool, tally: &Tally) -> Result<(), TestCaseError> {
         let summary = if whole {
             simulate(&config)?
         } else {
-            let scenario = Scenario::new(&config)?;
+            let scenario = kneelab_sim::prepare_scenario(&config)?;
             Simulation::new(&scenario, Options::default()).run()?.summary
         };
         Ok((config, summary))

@@ -4,7 +4,7 @@ mod common;
 
 use common::{rag, run, textbook};
 use kneelab_sim::{
-    Config, DistConfig, LoadConfig, Options, RunConfig, Scenario, Simulation, Summary, WorkloadConfig, WorkloadPreset,
+    Config, DistConfig, LoadConfig, Options, RunConfig, Simulation, Summary, WorkloadConfig, WorkloadPreset,
 };
 
 /// A spread of configs: textbook queues, both presets, both load modes, chunked and not.
@@ -105,7 +105,7 @@ fn percentiles_ordered_ttft_below_e2e_goodput_below_throughput() {
 #[test]
 fn requests_are_conserved_step_by_step() {
     for (name, config) in spread() {
-        let scenario = Scenario::new(&config).unwrap();
+        let scenario = kneelab_sim::prepare_scenario(&config).unwrap();
         let mut sim = Simulation::new(&scenario, Options::default());
         let mut steps = 0;
         while sim.step() {
@@ -134,7 +134,7 @@ fn request_sizes_do_not_depend_on_the_load() {
     let sizes = |load: LoadConfig| {
         let mut config = rag(load, 400);
         config.run.warmup_requests = Some(0);
-        let scenario = Scenario::new(&config).unwrap();
+        let scenario = kneelab_sim::prepare_scenario(&config).unwrap();
         let options = Options { trace_requests: 50, ..Options::default() };
         let outcome = Simulation::new(&scenario, options).run().unwrap();
         outcome.traces.iter().map(|t| (t.prompt_tokens, t.output_tokens)).collect::<Vec<_>>()
@@ -150,7 +150,7 @@ fn request_sizes_do_not_depend_on_the_load() {
 #[test]
 fn traces_are_consistent_timelines() {
     let config = rag(LoadConfig::open_offered(0.8), 1_000);
-    let scenario = Scenario::new(&config).unwrap();
+    let scenario = kneelab_sim::prepare_scenario(&config).unwrap();
     let outcome =
         Simulation::new(&scenario, Options { trace_requests: 8, series: true, ..Options::default() }).run().unwrap();
     assert_eq!(outcome.traces.len(), 8);
@@ -171,7 +171,7 @@ fn traces_are_consistent_timelines() {
 #[test]
 fn a_snapshot_is_one_consistent_step_and_costs_the_run_nothing() {
     let config = rag(LoadConfig::open_offered(0.85), 2_000);
-    let scenario = Scenario::new(&config).unwrap();
+    let scenario = kneelab_sim::prepare_scenario(&config).unwrap();
     let plain = Simulation::new(&scenario, Options::default()).run().unwrap();
     let options = Options { snapshot_after: Some(1_000), trace_requests: 64, trace_from: 500, ..Options::default() };
     let seen = Simulation::new(&scenario, options).run().unwrap();

@@ -5,12 +5,12 @@
 mod common;
 
 use common::{rag, run};
-use kneelab_sim::capacity::{self, Capacity};
+use kneelab_sim::capacity::Capacity;
 use kneelab_sim::sweep::{self, SweepOptions};
-use kneelab_sim::{Config, KneeRule, LoadConfig, Scenario, Summary, simulate_with_capacity};
+use kneelab_sim::{Config, KneeRule, LoadConfig, Summary, simulate_with_capacity};
 
 fn rag_capacity() -> Capacity {
-    capacity::measure(&Scenario::new(&rag(LoadConfig::open_offered(1.0), 1_000)).unwrap())
+    kneelab_sim::prepare(&rag(LoadConfig::open_offered(1.0), 1_000)).unwrap().1
 }
 
 fn at(load: f64, cap: Capacity) -> Summary {

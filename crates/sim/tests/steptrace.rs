@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use kneelab_sim::{Config, Options, Outcome, Scenario, Simulation, Snapshot, StepWindow};
+use kneelab_sim::{Config, Options, Outcome, Simulation, Snapshot, StepWindow};
 
 const ENGINES: [&str; 4] = [
     r#"{"max_num_seqs": 64, "max_num_batched_tokens": 2048, "kv_cache_tokens": 440000}"#,
@@ -35,7 +35,7 @@ fn configs() -> impl Iterator<Item = (String, Config)> {
 
 fn run(config: &Config, step_trace: Option<StepWindow>, cohort: bool) -> Outcome {
     let options = Options { step_trace, cohort, ..Options::default() };
-    Simulation::new(&Scenario::new(config).unwrap(), options).run().unwrap()
+    Simulation::new(&kneelab_sim::prepare_scenario(config).unwrap(), options).run().unwrap()
 }
 
 const WINDOW: StepWindow = StepWindow { after_arrivals: 300, after_s: 0.0, steps: 3000 };

@@ -6,7 +6,7 @@ mod common;
 use common::textbook;
 use kneelab_sim::config::{TrafficConfig, TrafficShape};
 use kneelab_sim::sweep::{SweepOptions, sweep};
-use kneelab_sim::{Config, DistConfig, LoadConfig, Options, RunConfig, Scenario, Simulation};
+use kneelab_sim::{Config, DistConfig, LoadConfig, Options, RunConfig, Simulation};
 
 /// 64 seats with a 1 ms step and 2-token answers: the replica keeps up, so arrivals are admitted
 /// as they come and `arrived()` at a time counts the arrivals before it.
@@ -20,7 +20,7 @@ fn open(rate_rps: f64, traffic: TrafficConfig) -> Config {
 
 /// Arrivals counted at each of `times`.
 fn arrivals_at(config: &Config, times: &[f64]) -> Vec<u64> {
-    let mut sim = Simulation::new(&Scenario::new(config).unwrap(), Options::default());
+    let mut sim = Simulation::new(&kneelab_sim::prepare_scenario(config).unwrap(), Options::default());
     times
         .iter()
         .map(|&t| {

@@ -1,7 +1,7 @@
 //! Bad configs are answered by an error naming the field and what is allowed — never a panic.
 //! One row per case: the JSON, the field path expected, and a phrase the message must contain.
 
-use kneelab_sim::{Config, Scenario, Simulation, simulate};
+use kneelab_sim::{Config, Simulation, simulate};
 
 /// Parses and validates `json`; returns the error's path and message.
 fn error_of(json: &str) -> (String, String) {
@@ -173,7 +173,7 @@ fn a_config_round_trips_through_json() {
 fn absurd_loads_are_truncated_not_endless() {
     let json = r#"{"workload": {"preset": "rag"}, "load": {"mode": "open", "rate_rps": 1000000}, "run": {"requests": 1000000, "warmup_requests": 0}}"#;
     let config = Config::from_json(json).unwrap();
-    let scenario = Scenario::new(&config).unwrap();
+    let scenario = kneelab_sim::prepare_scenario(&config).unwrap();
     let options = kneelab_sim::Options { max_in_system: 100_000, ..Default::default() };
     let outcome = Simulation::new(&scenario, options).run().unwrap();
     assert!(outcome.summary.truncated);

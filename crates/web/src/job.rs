@@ -36,7 +36,7 @@ impl SweepJob {
     pub fn step(&mut self) -> Result<bool, Fault> {
         match &mut self.run {
             None => {
-                self.run = Some(SweepRun::new(&self.config, &self.loads, None).map_err(js_error)?);
+                self.run = Some(SweepRun::new(&self.config, &self.loads).map_err(js_error)?);
                 Ok(!self.loads.is_empty())
             }
             Some(run) => run.step().map_err(js_error),

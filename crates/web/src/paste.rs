@@ -4,7 +4,7 @@
 
 use kneelab_probe::{OnKnee, Report, Sample, analyse, models, on_knee, parse};
 use kneelab_sim::sweep::{DEFAULT_ATTAINMENT_TARGET, SweepRun};
-use kneelab_sim::{Config, Options, Scenario, Simulation, Sweep, exposition};
+use kneelab_sim::{Config, Options, Simulation, Sweep, exposition};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
@@ -118,7 +118,7 @@ impl Paste {
             return Ok(false);
         }
         let Some(run) = &mut self.run else {
-            self.run = Some(SweepRun::new(config, &kneelab_sim::schema::loads(), None).map_err(js_error)?);
+            self.run = Some(SweepRun::new(config, &kneelab_sim::schema::loads()).map_err(js_error)?);
             return Ok(true);
         };
         if run.step().map_err(js_error)? {
@@ -170,7 +170,7 @@ pub fn example_scrapes(config: JsValue, warmup_s: JsValue, seconds: JsValue) -> 
             return Err(Fault::new(path, Kind::Invalid, format!("must be from 0 to {MAX_SECONDS} s, got {v}")));
         }
     }
-    let scenario = Scenario::new(&config).map_err(js_error)?;
+    let scenario = kneelab_sim::prepare_scenario(&config).map_err(js_error)?;
     let mut sim = Simulation::new(&scenario, Options::default());
     let model = kneelab_sim::schema::MODEL;
     sim.advance_to(warmup_s);

@@ -120,7 +120,7 @@ impl ReplicaPlayer {
         let traced = REPLICA_STEPS as usize + 1;
         let window = StepWindow { after_arrivals: 0, after_s: from_s, steps: traced as u32 };
         let mut sim = Simulation::new(&self.scenario, Options { step_trace: Some(window), ..Options::default() });
-        while sim.recorder().step_trace.len() < traced && sim.step() {}
+        while sim.recorder().traced_steps() < traced && sim.step() {}
         self.steps = sim.finish().map_err(boundary::core)?.step_trace;
         self.steps.truncate(REPLICA_STEPS as usize);
         Ok(())
@@ -153,7 +153,7 @@ impl ReplicaPlayer {
     #[wasm_bindgen(constructor)]
     pub fn new(config: JsValue) -> Result<ReplicaPlayer, Fault> {
         let config = boundary::config(&config)?;
-        ReplicaPlayer::of(&Scenario::new(&config).map_err(boundary::core)?)
+        ReplicaPlayer::of(&kneelab_sim::prepare_scenario(&config).map_err(boundary::core)?)
     }
 
     /// Traces the window of iterations starting at or after `from_s` (simulated seconds) in

@@ -1,6 +1,6 @@
 //! One replica during one engine step, for the page's picture of the engine (`ReplicaView`).
 
-use kneelab_sim::{Options, Scenario, Simulation, Snapshot};
+use kneelab_sim::{Options, Simulation, Snapshot};
 use wasm_bindgen::prelude::*;
 
 use crate::boundary::{self, Fault, Kind};
@@ -22,7 +22,7 @@ impl ReplicaView {
     #[wasm_bindgen(constructor)]
     pub fn new(config: JsValue) -> Result<ReplicaView, Fault> {
         let config = boundary::config(&config)?;
-        let scenario = Scenario::new(&config).map_err(boundary::core)?;
+        let scenario = kneelab_sim::prepare_scenario(&config).map_err(boundary::core)?;
         let middle = scenario.warmup + scenario.requests.saturating_sub(scenario.warmup) / 2;
         let mut snapshot = None;
         for min_waiting in [1, 0] {

@@ -3,8 +3,8 @@
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 
 use kneelab_sim::{
-    Config, CostConfig, DistConfig, EngineConfig, LoadConfig, Options, RunConfig, Scenario, Simulation, SloConfig,
-    Summary, WorkloadConfig, WorkloadPreset, schema,
+    Config, CostConfig, DistConfig, EngineConfig, LoadConfig, Options, RunConfig, Simulation, SloConfig, Summary,
+    WorkloadConfig, WorkloadPreset, schema,
 };
 
 /// A replica that is a textbook queue: `seats` servers, a constant `step_ms` step, 1-token prompts
@@ -48,7 +48,7 @@ pub fn seed_mean(config: &Config, seeds: u64, f: impl Fn(&Summary) -> f64) -> f6
     (0..seeds)
         .map(|s| {
             let c = Config { seed: 1000 + s, ..config.clone() };
-            let scenario = Scenario::new(&c).unwrap();
+            let scenario = kneelab_sim::prepare_scenario(&c).unwrap();
             f(&Simulation::new(&scenario, Options::default()).run().unwrap().summary)
         })
         .sum::<f64>()
