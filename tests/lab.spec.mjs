@@ -406,8 +406,9 @@ test('every control change: first redraw within 150 ms (p95), the whole sweep wi
 // alone 197.5 KiB; the wasm 177,602 bytes, the HTML 20,485). Splitting the element into modules
 // (a core, a simulator handle, the form, the words; +550 bytes of the element's chunk), the
 // schema's table of settings by Config path (+433) and a lab's own checks of its load and run
-// length in the wasm (+208) added about 1.2 KiB more. The bars below are what this reached.
-const BUDGETS = { '/': 243_000, '/lab.html': 203_500 };
+// length in the wasm (+208), and the core's recorder and batch behind methods (+0.5 KB of wasm)
+// took it to 237.4 KiB, the lab alone 199.0 KiB (the wasm 178,278 bytes). The bars below are what this reached.
+const BUDGETS = { '/': 243_500, '/lab.html': 204_000 };
 test('everything the pages load totals at most its budget gzipped, all from this origin', async ({ page, request }) => {
   for (const [url, budget] of Object.entries(BUDGETS)) {
     const loaded = new Set();

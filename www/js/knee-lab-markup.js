@@ -2,7 +2,7 @@
 // root. Options and ranges come from the schema; the words around the numbers are here and in
 // knee-lab-words.js.
 
-import { BUDGETS, BURSTINESS, DEFAULT_STATE, KNEE_RULES, KV_CACHE_TOKENS, LOAD_PCT, METRIC_LABELS, PRESETS, SEQS, WORKLOADS, kvLabel } from './knee-lab-settings.js';
+import { BUDGETS, BURSTINESS, DEFAULT_STATE, KNEE_RULES, KV_CACHE_TOKENS, LOAD_PCT, METRIC_LABELS, PRESETS, SCHEMA, SEQS, WORKLOADS, kvLabel } from './knee-lab-settings.js';
 import { playerMarkup } from './replica-player-view.js';
 
 /** The lab's markup; `id` makes its label ids unique on the page. */
@@ -68,7 +68,7 @@ export function template(id) {
       <p class="error" id="knee-rule-error" role="alert"></p>
     </div>
     <div class="control" data-group="model">
-      <label for="preset">GPU (Llama-3-8B)</label>
+      <label for="preset">GPU (${SCHEMA.model_label})</label>
       <select id="preset" aria-describedby="preset-hint">${Object.entries(PRESETS).map(([k, p]) => opt(k, p.label)).join('')}</select>
       <p class="hint" id="preset-hint"></p>
     </div>
