@@ -146,6 +146,39 @@ test.describe('a crashed simulator', () => {
     expect(await page.evaluate(async () => (await import('/js/wasm.js')).kneelabGeneration())).toBe(1);
   });
 
+  test.describe('with the module gone from the network', () => {
+    test.use({
+      // Strings only: an option's array whose second item is an object reads as [value, options].
+      allowedIssues: [
+        'crashForTest: the module was asked to trap',
+        'kneelab_web.js?instance=',
+        'kneelab_web_bg.wasm: net::',
+        'dynamically imported module',
+        'Failed to fetch',
+      ],
+    });
+    test('a trap when no fresh simulator can load: every lab says to reload, and the page is marked data-ready="error"', async ({ page }) => {
+      await twoLabs(page);
+      await moveBoth(page, 90);
+      // From now on the module cannot be fetched again, as on a dropped connection.
+      await page.route(/kneelab_web(_bg\.wasm|\.js\?instance=)/, (route) => route.abort());
+      await page.evaluate(async () => {
+        const wasm = await (await import('/js/wasm.js')).loadKneelab();
+        try {
+          wasm.crashForTest();
+        } catch {
+          // the trap
+        }
+        for (const el of document.querySelectorAll('knee-lab')) el.state = { load: 0.95 };
+      });
+      for (const id of ['lab', 'lab2']) {
+        await expect(page.locator(`#${id}`).locator('#status')).toContainText('could not be restarted', { timeout: 15_000 });
+        await expect(page.locator(`#${id}`).locator('#status')).toContainText('Reload the page');
+      }
+      await expect(page.locator('html')).toHaveAttribute('data-ready', 'error');
+    });
+  });
+
   test('crash after crash: the labs keep coming back', async ({ page }) => {
     await twoLabs(page);
     let before = await moveBoth(page, 90);

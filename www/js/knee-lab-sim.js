@@ -166,6 +166,8 @@ export class Simulator {
     if (lastError) {
       const why = lastError.message ?? lastError;
       this.#hooks.status(`The simulator crashed and could not be restarted (${why}). Reload the page to try again.`, 'error');
+      // Never a silent death: the page says so too, for a host page or a test to see.
+      document.documentElement.dataset.ready = 'error';
     } else {
       this.#hooks.status('');
     }
