@@ -447,25 +447,14 @@ pub const OVERLOAD: f64 = 1.1;
 /// budget is then `max_model_len`, as in vLLM), a small token budget, and a small KV cache.
 fn knob_columns(base: &EngineConfig) -> Vec<KnobColumn> {
     let seqs = base.max_num_seqs;
-    let with = |f: &dyn Fn(&mut EngineConfig)| {
-        let mut e = base.clone();
-        f(&mut e);
-        e
-    };
-    let small_seqs = with(&|e| e.max_num_seqs = 8);
-    let small_budget = with(&|e| e.max_num_batched_tokens = 512);
-    let small_kv = with(&|e| e.kv_cache_tokens = 100_000);
+    let small_seqs = EngineConfig { max_num_seqs: 8, ..base.clone() };
+    let small_budget = EngineConfig { max_num_batched_tokens: 512, ..base.clone() };
+    let small_kv = EngineConfig { kv_cache_tokens: 100_000, ..base.clone() };
+    let unchunked = EngineConfig { chunked_prefill: false, max_num_batched_tokens: MAX_MODEL_LEN, ..base.clone() };
     vec![
         KnobColumn { id: "seqs", label: format!("--max-num-seqs {}", small_seqs.max_num_seqs), engine: small_seqs },
         KnobColumn { id: "base", label: format!("Baseline: {seqs}"), engine: base.clone() },
-        KnobColumn {
-            id: "nochunk",
-            label: format!("{seqs}, chunked prefill off"),
-            engine: with(&|e| {
-                e.chunked_prefill = false;
-                e.max_num_batched_tokens = MAX_MODEL_LEN;
-            }),
-        },
+        KnobColumn { id: "nochunk", label: format!("{seqs}, chunked prefill off"), engine: unchunked },
         KnobColumn {
             id: "budget",
             label: format!("{seqs}, budget {}", small_budget.max_num_batched_tokens),

@@ -137,11 +137,7 @@ function sayKnobs(live, sweeps, load) {
     'knobs-kv':
       kv.num_preemptions > 0 && cap('kv') < cap('base') ? 'preempts' : kv.num_preemptions === 0 && cap('kv') >= cap('base') ? 'fits' : 'other',
   };
-  for (const [id, when] of Object.entries(cases)) {
-    const slot = live.querySelector(`#${id}`);
-    slot.dataset.case = when;
-    say(slot, when, values);
-  }
+  for (const [id, when] of Object.entries(cases)) say(live.querySelector(`#${id}`), when, values);
 }
 
 function setupKnobTable(wasm, lab) {

@@ -26,8 +26,9 @@ async function insertSection() {
 }
 
 /**
- * `say` and `fill` are live.js's, and the model's name the schema's, handed over by main.js: importing live.js here would split it out of the
- * page's first bundle into a chunk of its own, and the page would load more for it.
+ * `say` and `fill` are live.js's, and the model's name the schema's, handed over by main.js:
+ * importing live.js here would split it out of the page's first bundle into a chunk of its own,
+ * and the page would load more for it.
  */
 export async function setup({ say, fill, modelLabel }) {
   const $ = (id) => document.getElementById(id);

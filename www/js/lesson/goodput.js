@@ -78,7 +78,7 @@ function setupDefinitions(lab) {
       knee_load: sweep.knee ? formatPercent(sweep.knee.offered_load) : 'below the lowest load swept',
       g_knee: formatRate(knee?.goodput_rps),
       overload: formatPercent(SCHEMA.lesson.overload),
-        t_over: formatRate(high?.throughput_rps),
+      t_over: formatRate(high?.throughput_rps),
       g_over: formatRate(high?.goodput_rps),
     });
   });

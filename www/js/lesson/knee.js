@@ -90,15 +90,15 @@ const APART = 1.2;
 function setupLoopCompare(lab) {
   const box = document.getElementById('loop-compare');
   const live = document.getElementById('loop-live');
+  const slider = document.getElementById('loop-slider');
+  const sameSlot = document.getElementById('loop-same');
   let near = false;
-  say(document.getElementById('loop-slider'), 'waiting', {});
+  say(slider, 'waiting', {});
   const render = () => {
     const load = lab.state.load;
     fill(box, { load: formatPercent(load) });
     if (!near) return;
     const c = lab.compareLoops();
-    const slider = document.getElementById('loop-slider');
-    const sameSlot = document.getElementById('loop-same');
     if (!c) {
       say(slider, load > 0 ? 'running' : 'no-traffic', {});
       say(sameSlot, '', {});

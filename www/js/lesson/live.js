@@ -58,6 +58,9 @@ export function words(slot, when, values) {
 
 /** Shows case `when`'s words in `slot`. */
 export function say(slot, when, values) {
+  // The case shown, for a reader's tools and the tests ('' clears it).
+  if (when) slot.dataset.case = when;
+  else delete slot.dataset.case;
   let out = slot.querySelector(':scope > [data-said]');
   if (!out) (out = slot.appendChild(document.createElement('span'))).dataset.said = '';
   setText(out, words(slot, when, values));

@@ -79,7 +79,6 @@ export function setup({ lab }) {
       else if (mean > 5 && mean > APART * runMean && second > first) when = 'growing';
       else if (mean > APART * runMean && mean - runMean > 1) when = 'above';
       else if (mean * APART < runMean && runMean - mean > 1) when = 'below';
-      slot.dataset.case = when;
       say(slot, when, {
         window: formatSeconds(r.waiting_window_s),
         mean: formatMetric('waiting_window_mean', mean),
