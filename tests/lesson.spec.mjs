@@ -315,6 +315,9 @@ test.describe('URL state', () => {
     }
     const hash = await page.evaluate(() => location.hash);
 
+    // Checking the fleet's radio scrolls its section near, which starts loading the fleet's wasm;
+    // a reload in the middle of that fetch aborts it (a failed request, not the page's fault).
+    await page.waitForLoadState('networkidle');
     await page.reload();
     await expect(page.locator('html')).toHaveAttribute('data-ready', 'true');
     expect(await page.evaluate(() => location.hash)).toBe(hash);
