@@ -143,6 +143,29 @@ test.describe('predict, then reveal', () => {
 });
 
 test.describe("Little's Law calculator", () => {
+  test('it opens on Step 5’s replica: its cap and peak, and the time in the batch the engine measures for it', async ({ page }) => {
+    await openPage(page);
+    const step5 = page.locator('[data-step="5"]');
+    await step5.scrollIntoViewIfNeeded();
+    await expect(step5.locator('[data-live=q_batch]')).toHaveText(/\d s$/);
+    const form = page.locator('#ll-form');
+    await form.scrollIntoViewIfNeeded();
+    const batchInput = form.locator('#ll-batch-s');
+    await expect(batchInput).toHaveValue(/^\d+(\.\d{1,2})?$/);
+    const schemaCap = await page.evaluate(async () => (await import('/pkg/kneelab_schema.js')).default.engine.max_num_seqs);
+    await expect(form.locator('#ll-cap')).toHaveValue(String(schemaCap));
+    await expect(form.locator('#ll-peak-qps')).toHaveValue(await step5.getAttribute('data-peak-qps'));
+    // The same measurement Step 5 states (to its shown precision), not a number of the page's own.
+    const batch = Number(await batchInput.inputValue());
+    const stated = parseFloat(await step5.locator('[data-live=q_batch]').textContent());
+    expect(Math.abs(batch - stated)).toBeLessThanOrEqual(0.05);
+    const peak = Number(await step5.getAttribute('data-peak-qps'));
+    const replicas = form.locator('[data-metric=ll_replicas]');
+    await expect(replicas).toHaveAttribute('data-value', String(Math.ceil(peak / (schemaCap / batch) - 1e-9)));
+    await expect(form.locator('.field-error:not(:empty)')).toHaveCount(0);
+    console.log(`CALCULATOR opens on ${schemaCap} seats, ${batch} s in the batch (Step 5 says ${stated} s), peak ${peak}: ${await replicas.textContent()} replicas`);
+  });
+
   test('cap 64, 8 s in the batch, peak 100 QPS give 8 QPS per replica and 13 replicas; bad input keeps them', async ({ page }) => {
     await openPage(page);
     const form = page.locator('#ll-form');
@@ -302,6 +325,9 @@ test('on your cluster: a KV cache too small for 64 sequences shows preemptions, 
 
 test.describe('URL state', () => {
   test('a change is written to the hash, and reloading that URL restores it', async ({ page }) => {
+    const inFlight = new Set();
+    page.on('request', (r) => inFlight.add(r));
+    for (const end of ['requestfinished', 'requestfailed']) page.on(end, (r) => inFlight.delete(r));
     await openPage(page);
     await labIdle(page);
     await page.locator('knee-lab#lab #closed-loop').check();
@@ -317,7 +343,7 @@ test.describe('URL state', () => {
 
     // Checking the fleet's radio scrolls its section near, which starts loading the fleet's wasm;
     // a reload in the middle of that fetch aborts it (a failed request, not the page's fault).
-    await page.waitForLoadState('networkidle');
+    await expect.poll(() => inFlight.size).toBe(0);
     await page.reload();
     await expect(page.locator('html')).toHaveAttribute('data-ready', 'true');
     expect(await page.evaluate(() => location.hash)).toBe(hash);

@@ -6,7 +6,8 @@
 // knee's and saturation's throughputs.
 
 import { describeLimits } from '../knee-lab.js';
-import { fill, fillMetrics, formatMetric, formatNumber, formatRate, formatSeconds, onUpdate, say } from './live.js';
+import { fill, fillMetrics, formatMetric, formatNumber, formatRate, formatSeconds, onUpdate, say, whenNear } from './live.js';
+import { SIZING, sizingFromEngine } from './steps.js';
 
 /** The calculator's fields by the name the engine's `size()` gives them in its errors. */
 const FIELDS = { max_num_seqs: 'll-cap', batch_s: 'll-batch-s', peak_qps: 'll-peak-qps' };
@@ -74,6 +75,19 @@ export function setup({ wasm, lab }) {
   };
   form.addEventListener('input', compute);
 
+  // It opens on Step 5's replica: its cap and peak, and the time in the batch the engine measures
+  // for it (the same cached sweep), until the reader types or follows the lab.
+  let typed = false;
+  form.addEventListener('input', () => (typed = true));
+  inputs['ll-cap'].value = String(SIZING.cap);
+  inputs['ll-peak-qps'].value = String(SIZING.peakQps);
+  whenNear(form, async () => {
+    const sizing = await sizingFromEngine(wasm, lab);
+    if (!sizing || typed || following) return;
+    inputs['ll-batch-s'].value = String(Math.round(sizing.batchS * 100) / 100);
+    compute();
+  });
+
   // --- the engine's knee ---------------------------------------------------------------------
   const button = document.getElementById('ll-use-knee');
   const status = document.getElementById('ll-engine-status');
@@ -82,7 +96,7 @@ export function setup({ wasm, lab }) {
   let filledFor = null;
 
   function renderEngine() {
-    if (!following || !good) return;
+    if (!following) return;
     const r = lab.readouts;
     if (r.knee_rps == null || r.saturation_rps == null) {
       status.textContent =
@@ -101,6 +115,7 @@ export function setup({ wasm, lab }) {
       compute();
       return;
     }
+    if (!good) return; // a field the reader left invalid: its alert says so
     const s = wasm.size({
       max_num_seqs: good.cap,
       batch_s: good.batch,
@@ -140,5 +155,4 @@ export function setup({ wasm, lab }) {
     renderEngine();
   });
   onUpdate(lab, () => renderEngine());
-  compute();
 }

@@ -110,7 +110,7 @@ const STEPS = {
  * a 100 QPS peak; its time in the batch comes from the engine's sweep, at saturation, where the
  * batch is fullest.
  */
-const SIZING = {
+export const SIZING = {
   cap: BASE_ENGINE.max_num_seqs,
   // The peak the question states, from its article (`data-peak-qps`): the prose and the arithmetic agree.
   peakQps: Number(document.querySelector('[data-step="5"]')?.dataset.peakQps),
@@ -118,7 +118,7 @@ const SIZING = {
 };
 
 /** Step 5's numbers from the engine: the sweep, and the batch and E2E times at saturation. */
-async function sizingFromEngine(wasm, lab) {
+export async function sizingFromEngine(wasm, lab) {
   const sweep = await sweepCached(wasm, workloadConfig(lab, SIZING.workload));
   const sat = sweep.saturation && pointAt(sweep, sweep.saturation.offered_load);
   if (!sat || !sweep.sizing) return null;
