@@ -124,6 +124,12 @@ test('/metrics holds the request histograms vLLM exports, and the panel judges t
   await expect(reading).toContainText("Over the run's last");
   await expect(reading).not.toContainText('time to scale out');
   await expect(page.locator('#waiting-note')).toHaveAttribute('data-case', /^(steady|empty)$/);
+  // The exact values set beside the buckets' estimates: all three, each the run's own readout.
+  for (const m of ['ttft', 'tpot', 'itl']) {
+    const shown = page.locator(`#cluster-readouts [data-live=${m}_p99]`);
+    await expect(shown).toHaveText(/\d/);
+    await expect(reading.locator(`[data-live=${m}_exact]`)).toHaveText(await shown.textContent());
+  }
   await setLab(page, { load: 1.1 });
   await expect(reading).toContainText('still rising');
   await expect(reading).toContainText('time to scale out');

@@ -97,6 +97,7 @@ export function setup({ lab }) {
       tpot_q99: formatSeconds(histogramQuantile(text, 'vllm:request_time_per_output_token_seconds', 0.99)),
       itl_q99: formatSeconds(histogramQuantile(text, 'vllm:inter_token_latency_seconds', 0.99)),
       ttft_exact: formatSeconds(r.ttft_p99),
+      tpot_exact: formatSeconds(r.tpot_p99),
       itl_exact: formatSeconds(r.itl_p99),
     });
   });
