@@ -228,6 +228,8 @@ test('"Ask a tutor" writes a prompt with the lab link and numbers, the predictio
   expect(text).toContain(page.url().split('#')[0]);
   expect(text).toContain('At 90% of capacity');
   expect(text).toContain(`SLO knee at ${Math.round(r.knee_load * 100)}%`);
+  // The SLOs in the config's ms, written by the engine's formatter.
+  expect(text).toContain('SLOs TTFT 2 s and TPOT 200 ms');
   expect(text).toContain('Neither moves much: the replica still has headroom (not right)');
   expect(text).toContain('"Scale out when GPU utilization is high."');
   for (const ask of ['percentile', 'cold start', 'hysteresis', "Little's Law", 'time in the batch']) expect(text).toContain(ask);

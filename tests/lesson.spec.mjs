@@ -233,6 +233,7 @@ test.describe("Little's Law calculator", () => {
     await labIdle(page);
     await page.locator('#ll-use-knee').click();
     await expect(page.locator('#ll-use-knee')).toHaveAttribute('aria-pressed', 'true');
+    await expect(page.locator('#ll-engine-status')).toContainText('TTFT SLO 2 s, TPOT SLO 200 ms');
     const knee = page.locator('[data-metric=ll_replicas_knee]');
     const sat = page.locator('[data-metric=ll_replicas_saturation]');
     await expect(knee).toHaveAttribute('data-value', /^\d+$/);

@@ -219,6 +219,8 @@ pub struct Defaults {
 pub enum Unit {
     /// A duration in seconds.
     Seconds,
+    /// A duration in milliseconds (as the config states SLOs), written as seconds are.
+    Milliseconds,
     /// Requests per second.
     Rate,
     /// A fraction, shown as a percentage.
@@ -358,6 +360,8 @@ pub fn unit_of(name: &str) -> Option<Unit> {
     READOUTS.iter().find(|r| r.name == name).map(|r| r.unit).or_else(|| {
         if name.ends_with("_rps") {
             Some(Unit::Rate)
+        } else if name.ends_with("_ms") {
+            Some(Unit::Milliseconds)
         } else if ["_s", "_mean", "_p50", "_p90", "_p99"].iter().any(|suffix| name.ends_with(suffix)) {
             Some(Unit::Seconds)
         } else {
@@ -670,6 +674,7 @@ mod tests {
         assert_eq!(unit_of("knee_rps"), Some(Unit::Rate));
         assert_eq!(unit_of("lesson_batch_s"), Some(Unit::Seconds));
         assert_eq!(unit_of("lesson_p99"), Some(Unit::Seconds));
+        assert_eq!(unit_of("slo_ttft_ms"), Some(Unit::Milliseconds));
         assert_eq!(unit_of("users"), Some(Unit::Count));
         assert_eq!(unit_of("a_lesson_label"), None);
     }

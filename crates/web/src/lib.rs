@@ -72,6 +72,7 @@ pub fn format_metric(name: &str, value: f64) -> String {
     use kneelab_sim::schema::{Unit, unit_of};
     match unit_of(name) {
         Some(Unit::Seconds) => kneelab_plot::format_seconds(value),
+        Some(Unit::Milliseconds) => kneelab_plot::format_seconds(value / 1000.0),
         Some(Unit::Rate) => kneelab_plot::format_rate(value),
         Some(Unit::Percent) => kneelab_plot::format_percent(value),
         Some(Unit::Count) => kneelab_plot::format_whole(value),

@@ -126,7 +126,7 @@ export function setup({ wasm, lab }) {
     results.hidden = false;
     status.textContent =
       `Following the knee lab: ${st.workload === 'rag' ? 'RAG' : 'chat'} traffic, --max-num-seqs ${st.maxNumSeqs}, ` +
-      `TTFT SLO ${formatSeconds(st.sloTtftMs / 1000)}, TPOT SLO ${formatSeconds(st.sloTpotMs / 1000)}, ${st.mode} loop.`;
+      `TTFT SLO ${formatMetric('slo_ttft_ms', st.sloTtftMs)}, TPOT SLO ${formatMetric('slo_tpot_ms', st.sloTpotMs)}, ${st.mode} loop.`;
     fillMetrics(results, {
       ll_replicas_knee: { value: s.replicas_at_knee, text: s.replicas_at_knee.toLocaleString('en-US') },
       ll_replicas_saturation: { value: s.replicas_at_saturation, text: s.replicas_at_saturation.toLocaleString('en-US') },

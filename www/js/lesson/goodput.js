@@ -7,9 +7,9 @@ import {
   createLab,
   fill,
   fillMetrics,
+  formatMetric,
   formatPercent,
   formatRate,
-  formatSeconds,
   onUpdate,
   pointAt,
   whenNear,
@@ -26,23 +26,23 @@ const nearestIndex = (stops, v) =>
 
 function setupSliders(lab, setMain) {
   const sliders = [
-    ['slo-ttft-range', 'slo-ttft-out', 'sloTtftMs', TTFT_STOPS_MS],
-    ['slo-tpot-range', 'slo-tpot-out', 'sloTpotMs', TPOT_STOPS_MS],
-  ].map(([id, outId, key, stops]) => {
+    ['slo-ttft-range', 'slo-ttft-out', 'sloTtftMs', TTFT_STOPS_MS, 'slo_ttft_ms'],
+    ['slo-tpot-range', 'slo-tpot-out', 'sloTpotMs', TPOT_STOPS_MS, 'slo_tpot_ms'],
+  ].map(([id, outId, key, stops, name]) => {
     const input = document.getElementById(id);
     const out = document.getElementById(outId);
     input.max = String(stops.length - 1);
     input.addEventListener('input', () => setMain({ [key]: stops[Number(input.value)] }));
-    return { input, out, key, stops };
+    return { input, out, key, stops, name };
   });
   const sync = (state) => {
-    for (const { input, out, key, stops } of sliders) {
+    for (const { input, out, key, stops, name } of sliders) {
       const v = state[key];
       if (!Number.isFinite(v)) continue;
       const idx = nearestIndex(stops, v);
       // Don't fight the reader mid-drag: the state already matches the stop under the thumb.
       if (stops[Number(input.value)] !== v) input.value = String(idx);
-      const text = formatSeconds(v / 1000);
+      const text = formatMetric(name, v);
       out.value = text;
       input.setAttribute('aria-valuetext', text);
     }

@@ -33,7 +33,7 @@ export function tutorPrompt(lab) {
     '',
     `My lab (a simulated replica): ${location.href}`,
     `- ${s.workload} traffic, ${s.preset}, --max-num-seqs ${s.maxNumSeqs}, chunked prefill ${s.chunkedPrefill ? `on (budget ${s.maxNumBatchedTokens})` : 'off'}, ` +
-      `${s.mode} loop, SLOs TTFT ${formatSeconds(s.sloTtftMs / 1000)} and TPOT ${formatSeconds(s.sloTpotMs / 1000)}, knee judged on ${s.kneeRule}.`,
+      `${s.mode} loop, SLOs TTFT ${formatMetric('slo_ttft_ms', s.sloTtftMs)} and TPOT ${formatMetric('slo_tpot_ms', s.sloTpotMs)}, knee judged on ${s.kneeRule}.`,
     `- At ${formatPercent(s.load)} of capacity: throughput ${formatRate(r.throughput_rps)}, goodput ${formatRate(r.goodput_rps)}, ` +
       `TTFT p50 ${formatSeconds(r.ttft_p50)} and p99 ${formatSeconds(r.ttft_p99)}, TPOT p99 ${formatSeconds(r.tpot_p99)}, ` +
       `num_requests_running ${formatMetric('num_requests_running', r.num_requests_running)}, num_requests_waiting ${formatMetric('num_requests_waiting', r.num_requests_waiting)}.`,

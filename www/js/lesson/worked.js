@@ -5,6 +5,7 @@ import { fieldMessage, readNumber } from './calculator.js';
 import {
   fill,
   fillMetrics,
+  formatMetric,
   formatNumber,
   formatPercent,
   formatRate,
@@ -34,8 +35,8 @@ function setupRag(wasm, lab) {
   fill(box, {
     rag_prompt_tokens: Math.round(rag.prompt_mean_tokens).toLocaleString('en-US'),
     rag_output_tokens: Math.round(rag.output_mean_tokens).toLocaleString('en-US'),
-    rag_slo_ttft: formatSeconds(rag.slo_ttft_ms / 1000),
-    rag_slo_tpot: formatSeconds(rag.slo_tpot_ms / 1000),
+    rag_slo_ttft: formatMetric('slo_ttft_ms', rag.slo_ttft_ms),
+    rag_slo_tpot: formatMetric('slo_tpot_ms', rag.slo_tpot_ms),
   });
   say(document.getElementById('rag-served'), 'waiting', {});
 
@@ -143,8 +144,8 @@ function setupFleet(wasm, lab) {
       fleet_ceiling: formatRate(s.per_replica_max_qps),
       fleet_ceiling_note: limitSentence(sweep),
       fleet_knee_def:
-        `at least ${formatPercent(sweep.attainment_target)} of requests within ${formatSeconds(atKnee.slo_ttft_ms / 1000)} TTFT ` +
-        `and ${formatSeconds(atKnee.slo_tpot_ms / 1000)} TPOT`,
+        `at least ${formatPercent(sweep.attainment_target)} of requests within ${formatMetric('slo_ttft_ms', atKnee.slo_ttft_ms)} TTFT ` +
+        `and ${formatMetric('slo_tpot_ms', atKnee.slo_tpot_ms)} TPOT`,
       fleet_peak: formatNumber(peak),
       fleet_knee_bare: formatNumber(knee.throughput_rps, 3),
       fleet_sat: formatRate(sat.throughput_rps),
