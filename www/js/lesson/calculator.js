@@ -75,6 +75,9 @@ export function setup({ wasm, lab }) {
   };
   form.addEventListener('input', compute);
 
+  /** Puts an engine-measured time in the batch in its field, to the hundredth a reader would type. */
+  const showBatch = (seconds) => (inputs['ll-batch-s'].value = String(Math.round(seconds * 100) / 100));
+
   // It opens on Step 5's replica: its cap and peak, and the time in the batch the engine measures
   // for it (the same cached sweep), until the reader types or follows the lab.
   let typed = false;
@@ -84,7 +87,7 @@ export function setup({ wasm, lab }) {
   whenNear(form, async () => {
     const sizing = await sizingFromEngine(wasm, lab);
     if (!sizing || typed || following) return;
-    inputs['ll-batch-s'].value = String(Math.round(sizing.batchS * 100) / 100);
+    showBatch(sizing.batchS);
     compute();
   });
 
@@ -111,7 +114,7 @@ export function setup({ wasm, lab }) {
     if (key !== filledFor && r.saturation_batch_s != null) {
       filledFor = key;
       inputs['ll-cap'].value = String(st.maxNumSeqs);
-      inputs['ll-batch-s'].value = String(Math.round(r.saturation_batch_s * 100) / 100);
+      showBatch(r.saturation_batch_s);
       compute();
       return;
     }
