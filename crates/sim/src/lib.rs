@@ -69,7 +69,7 @@ pub use summary::{
     FinalState, Goodput, LittlesLaw, Outcome, RequestSamples, STEADY_MAX_LITTLE_ERROR, STEADY_MIN_KEEP_UP,
     STEADY_MIN_REQUESTS, StepKinds, Summary,
 };
-pub use sweep::{Knee, P99Crossing, Saturation, Sweep, SweepOptions, SweepPoint, SweepRun, sweep};
+pub use sweep::{Knee, P99Crossing, P99Within, Saturation, Sweep, SweepOptions, SweepPoint, SweepRun, sweep};
 
 /// Validates `config`, measures the replica's capacity, runs it and summarises.
 pub fn simulate(config: &Config) -> Result<Summary, ConfigError> {

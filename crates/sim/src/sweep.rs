@@ -25,6 +25,31 @@ pub struct SweepPoint {
     pub offered_rps: f64,
     /// The run's summary.
     pub summary: Summary,
+    /// Which p99s are within the sweep's SLOs (the rule [`KneeRule::P99`] judges the knee by).
+    pub p99_within_slo: P99Within,
+}
+
+/// Whether a run's TTFT p99 and TPOT p99 are each within their SLO. A run that completed
+/// nothing meets neither.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct P99Within {
+    /// TTFT p99 at or below the TTFT SLO.
+    pub ttft: bool,
+    /// TPOT p99 at or below the TPOT SLO.
+    pub tpot: bool,
+}
+
+impl P99Within {
+    /// `summary`'s p99s judged against `slo`.
+    pub fn judge(summary: &Summary, slo: Slo) -> P99Within {
+        let done = summary.requests_completed > 0;
+        P99Within { ttft: done && summary.ttft_s.p99 <= slo.ttft_s, tpot: done && summary.tpot_s.p99 <= slo.tpot_s }
+    }
+
+    /// Both within.
+    pub fn both(self) -> bool {
+        self.ttft && self.tpot
+    }
 }
 
 /// The SLO knee: the highest offered load (of an unbroken run from the lowest) whose requests
@@ -320,7 +345,8 @@ pub fn assemble(runs: &Runs<'_>, slo: Slo, rule: KneeRule, target: f64) -> Sweep
                 LoadMode::Open => summary.offered_rate_rps.unwrap_or(load * cap.rps),
                 LoadMode::Closed | LoadMode::Burst => load * cap.rps,
             };
-            SweepPoint { offered_load: load, offered_rps, summary }
+            let p99_within_slo = P99Within::judge(&summary, slo);
+            SweepPoint { offered_load: load, offered_rps, summary, p99_within_slo }
         })
         .collect();
     let knee = find_knee(&points, rule, target, slo);
@@ -382,7 +408,7 @@ fn crossing(points: &[SweepPoint], limit: f64, stat: impl Fn(&Summary) -> f64) -
 pub fn find_knee(points: &[SweepPoint], rule: KneeRule, target: f64, slo: Slo) -> Option<Knee> {
     let meets = |s: &Summary| match rule {
         KneeRule::Attainment => s.slo_attainment >= target,
-        KneeRule::P99 => s.requests_completed > 0 && s.ttft_s.p99 <= slo.ttft_s && s.tpot_s.p99 <= slo.tpot_s,
+        KneeRule::P99 => P99Within::judge(s, slo).both(),
     };
     by_load(points).iter().take_while(|p| meets(&p.summary)).last().map(|p| Knee {
         offered_load: p.offered_load,

@@ -161,6 +161,16 @@ fn the_attainment_knee_is_not_a_p99_knee() {
         "{p99_knee:?} vs {crossing}"
     );
     assert!(p99_knee.ttft_p99_s <= 2.0 && p99_knee.tpot_p99_s <= 0.2);
+    // Each point says which p99 is within its SLO (the page reads this, not its own sum), and
+    // the p99 knee is the last point before the first that is not within both.
+    for p in &p99.points {
+        let s = &p.summary;
+        assert_eq!(p.p99_within_slo.ttft, s.ttft_s.p99 <= 2.0, "TTFT at {}", p.offered_load);
+        assert_eq!(p.p99_within_slo.tpot, s.tpot_s.p99 <= 0.2, "TPOT at {}", p.offered_load);
+    }
+    let first_out = p99.points.iter().position(|p| !p.p99_within_slo.both()).expect("the p99s break past the knee");
+    assert!(!p99.points[first_out].p99_within_slo.ttft, "TTFT's p99 is the one that breaks first");
+    assert_eq!(p99.points[first_out - 1].offered_load, p99_knee.offered_load);
     // DistServe's goodput keeps its own (attainment) definition whatever the knee is judged on.
     assert_eq!(p99.distserve_goodput_rps, s.distserve_goodput_rps);
     // The saturation point is a different point, past both knees.

@@ -86,8 +86,12 @@ export function fillMetrics(root, values) {
 
 /** The summary of the sweep point at `load` (exact grid match), or null. */
 export function pointAt(sweep, load) {
-  const p = sweep?.points?.find((pt) => Math.abs(pt.offered_load - load) < 1e-6);
-  return p ? p.summary : null;
+  return sweepPoint(sweep, load)?.summary ?? null;
+}
+
+/** The sweep's point at `load` itself (its summary and its p99s judged against the SLOs), or null. */
+export function sweepPoint(sweep, load) {
+  return sweep?.points?.find((pt) => Math.abs(pt.offered_load - load) < 1e-6) ?? null;
 }
 
 /** The sweep point nearest to `load`. */

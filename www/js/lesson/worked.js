@@ -13,6 +13,7 @@ import {
   limitSentence,
   pointAt,
   say,
+  sweepPoint,
   whenNear,
 } from './live.js';
 import { SCHEMA } from '../knee-lab.js';
@@ -66,12 +67,11 @@ function setupRag(wasm, lab) {
       ttft_p99: formatSeconds(p.ttft_s.p99),
       tpot_p99: formatSeconds(p.tpot_s.p99),
     };
-    const ttftBreaks = p.ttft_s.p99 > p.slo_ttft_ms / 1000;
-    const tpotBreaks = p.tpot_s.p99 > p.slo_tpot_ms / 1000;
+    const within = sweepPoint(sweep, load).p99_within_slo;
     const cases = {
       'rag-served': 'run',
       'rag-bar': p.slo_attainment >= sweep.attainment_target ? 'above' : knee == null ? 'below-all' : 'below',
-      'rag-breaks': tpotBreaks ? 'tpot' : ttftBreaks ? 'ttft' : 'neither',
+      'rag-breaks': !within.tpot ? 'tpot' : !within.ttft ? 'ttft' : 'neither',
     };
     for (const [id, when] of Object.entries(cases)) say(document.getElementById(id), when, values);
   };
