@@ -155,6 +155,12 @@ test.describe("Little's Law calculator", () => {
     const schemaCap = await page.evaluate(async () => (await import('/pkg/kneelab_schema.js')).default.engine.max_num_seqs);
     await expect(form.locator('#ll-cap')).toHaveValue(String(schemaCap));
     await expect(form.locator('#ll-peak-qps')).toHaveValue(await step5.getAttribute('data-peak-qps'));
+    // Step 5's question states the same cap and peak: written once (the schema, the article).
+    const question = step5.locator('p').first();
+    await expect(question).toContainText(`--max-num-seqs ${schemaCap}: at most ${schemaCap} requests in the batch`);
+    await expect(question).toContainText(`Your peak is ${await step5.getAttribute('data-peak-qps')} requests per second`);
+    await expect(step5.locator('label[for=step5-replicas]')).toHaveText(`How many replicas does the ${await step5.getAttribute('data-peak-qps')} QPS peak need?`);
+    await expect(page.locator('#worked-fleet + p')).toContainText(`Each replica runs --max-num-seqs ${schemaCap} with chunked prefill`);
     // The same measurement Step 5 states (to its shown precision), not a number of the page's own.
     const batch = Number(await batchInput.inputValue());
     const stated = parseFloat(await step5.locator('[data-live=q_batch]').textContent());

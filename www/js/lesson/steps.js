@@ -148,6 +148,8 @@ function setupStep(article, spec, wasm, lab) {
   // Step 5 asks with the engine's own time in the batch: measured once the step comes near.
   let sizing = null;
   if (spec.numeric) {
+    // The question's own givens: the cap from the schema's engine, the peak from the article.
+    fill(article, { cap: String(SIZING.cap), peak: String(SIZING.peakQps) });
     whenNear(article, async () => {
       sizing = await sizingFromEngine(wasm, lab);
       if (!sizing) return;

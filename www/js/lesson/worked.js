@@ -89,7 +89,9 @@ function setupFleet(wasm, lab) {
   const peakInput = document.getElementById('fleet-peak');
   const peakError = document.getElementById('fleet-peak-error');
   let near = false;
-  let peak = 100;
+  // The peak the reader starts from is the field's own value, written once in the page.
+  let peak = peakInput.valueAsNumber;
+  fill(box.parentElement, { fleet_cap: String(CAP) });
   const showPeakError = (message) => {
     peakError.textContent = message ?? '';
     if (message) peakInput.setAttribute('aria-invalid', 'true');
