@@ -5,6 +5,9 @@
 import { formatMetric, formatPercent, formatRate, formatSeconds } from './format.js';
 import { SCHEMA } from './knee-lab-settings.js';
 
+/** Each registered readout's unit, by name (the schema's registry). */
+const UNITS = new Map(SCHEMA.readouts.map((x) => [x.name, x.unit]));
+
 /**
  * Shows readouts `r` of a lab in state `s`: the readout boxes (a latency over its SLO marked),
  * the rate under the slider and how a closed loop's users follow from it.
@@ -20,8 +23,15 @@ export function showReadouts(root, s, r) {
     } else {
       box.setAttribute('data-value', String(value));
     }
-    dd.textContent = formatMetric(name, value);
-    const limit = name.startsWith('ttft_') ? r.slo_ttft_s : name.startsWith('tpot_') ? r.slo_tpot_s : null;
+    // No knee inside the sweep (the SLOs hold at every load, as a closed loop's users often
+    // manage): say how far it looked rather than leave a bare dash.
+    const beyond = name === 'knee_load' && value == null ? r.knee_beyond_sweep : null;
+    dd.textContent = beyond != null ? `past ${formatPercent(beyond)}` : formatMetric(name, value);
+    if (beyond != null) dd.title = `The SLOs hold at every load swept, up to ${formatPercent(beyond)}: no knee in range.`;
+    else dd.removeAttribute('title');
+    // Only a time is held to its SLO: TTFT p99 / p50 is a ratio, not a latency.
+    const timed = UNITS.get(name) === 'seconds';
+    const limit = !timed ? null : name.startsWith('ttft_') ? r.slo_ttft_s : name.startsWith('tpot_') ? r.slo_tpot_s : null;
     dd.classList.toggle('over', limit != null && value != null && value > limit);
     dd.classList.toggle('ok', limit != null && value != null && value <= limit);
   }
