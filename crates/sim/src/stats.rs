@@ -26,11 +26,8 @@ pub fn stat_of(values: &mut [f64]) -> Stat {
         return Stat::default();
     }
     let mean = values.iter().sum::<f64>() / n as f64;
-    // Select from the highest percentile down: each selection leaves everything below its rank
-    // in the prefix, so the next one searches only that prefix.
-    let p99 = percentile_prefix(values, n, 0.99);
-    let p90 = percentile_prefix(values, n, 0.90);
-    let p50 = percentile_prefix(values, n, 0.50);
+    let mut up = Ascending::new(values);
+    let (p50, p90, p99) = (up.quantile(0.50), up.quantile(0.90), up.quantile(0.99));
     Stat { count: n as u64, mean, p50, p90, p99 }
 }
 
@@ -41,25 +38,56 @@ pub fn quantiles(values: &[f64], qs: &[f64]) -> Vec<f64> {
         return Vec::new();
     }
     let mut scratch = values.to_vec();
-    let n = scratch.len();
-    qs.iter().map(|&q| percentile_prefix(&mut scratch, n, q.clamp(0.0, 1.0))).collect()
+    let mut order: Vec<usize> = (0..qs.len()).collect();
+    let q = |i: usize| qs[i].clamp(0.0, 1.0);
+    order.sort_by(|&a, &b| q(a).total_cmp(&q(b)));
+    let mut up = Ascending::new(&mut scratch);
+    let mut out = vec![0.0; qs.len()];
+    for i in order {
+        out[i] = up.quantile(q(i));
+    }
+    out
 }
 
-/// The `q` quantile of the `n` values, all of which are in `values` (the prefix below the rank of
-/// any previously selected higher quantile, with the rest after it).
-fn percentile_prefix(values: &mut [f64], n: usize, q: f64) -> f64 {
-    let h = (n - 1) as f64 * q;
-    let lo = h.floor() as usize;
-    let frac = h - lo as f64;
-    // Only the prefix up to lo + 1 can hold the order statistics lo and lo + 1 once a higher
-    // quantile has been selected, but selecting in the whole slice keeps this simple and correct.
-    let (_, lo_value, upper) = values.select_nth_unstable_by(lo, f64::total_cmp);
-    let lo_value = *lo_value;
-    if frac == 0.0 || upper.is_empty() {
-        return lo_value;
+/// Quantiles taken in ascending order, each selection searching only what lies above the last
+/// one: p50 over all the values, then p90 over the upper half, then p99 over the top tenth (1.6
+/// passes instead of 3). Order statistics do not depend on the arrangement, so the results are
+/// the same as selecting each in the whole slice.
+struct Ascending<'a> {
+    values: &'a mut [f64],
+    /// The rank selected last (it sits at its own index, every higher rank after it) and the
+    /// order statistic just above it, if any.
+    last: Option<(usize, Option<f64>)>,
+}
+
+impl<'a> Ascending<'a> {
+    fn new(values: &'a mut [f64]) -> Self {
+        Ascending { values, last: None }
     }
-    let hi_value = upper.iter().copied().fold(f64::INFINITY, f64::min);
-    lo_value + frac * (hi_value - lo_value)
+
+    /// The `q` quantile; `q` at least the last one asked for.
+    fn quantile(&mut self, q: f64) -> f64 {
+        let n = self.values.len();
+        let h = (n - 1) as f64 * q;
+        let lo = h.floor() as usize;
+        let frac = h - lo as f64;
+        let (lo_value, hi_value) = match self.last {
+            Some((rank, above)) if rank == lo => (self.values[lo], above),
+            _ => {
+                // Every rank from `from` on lies in values[from..], none below it.
+                let from = self.last.map_or(0, |(rank, _)| rank + 1);
+                debug_assert!(lo >= from, "quantiles are taken in ascending order");
+                let (_, lo_value, upper) = self.values[from..].select_nth_unstable_by(lo - from, f64::total_cmp);
+                let above = (!upper.is_empty()).then(|| upper.iter().copied().fold(f64::INFINITY, f64::min));
+                (*lo_value, above)
+            }
+        };
+        self.last = Some((lo, hi_value));
+        match hi_value {
+            Some(hi) if frac != 0.0 => lo_value + frac * (hi - lo_value),
+            _ => lo_value,
+        }
+    }
 }
 
 /// A histogram with geometric bins of about 1% relative width, from 1 µs to about 10,000 s.
@@ -358,6 +386,21 @@ mod tests {
             assert_eq!(s.p90, numpy(&sorted, 0.9), "n={n}");
             assert_eq!(s.p99, numpy(&sorted, 0.99), "n={n}");
             assert_eq!(s.count, n as u64);
+        }
+    }
+
+    #[test]
+    fn quantiles_in_any_order_equal_sorted_interpolation_with_ties() {
+        let qs = [0.99, 0.0, 0.5, 0.9, 0.5, 1.0, 0.25, 0.999];
+        for n in [1usize, 2, 3, 7, 64, 999, 5000] {
+            // Few distinct values: ranks that share a value, and quantiles that share a rank.
+            let v: Vec<f64> = (0..n).map(|i| ((i * 31) % 5) as f64 * 0.5).collect();
+            let mut sorted = v.clone();
+            sorted.sort_by(f64::total_cmp);
+            let got = quantiles(&v, &qs);
+            for (q, g) in qs.iter().zip(&got) {
+                assert_eq!(*g, numpy(&sorted, *q), "n={n} q={q}");
+            }
         }
     }
 
