@@ -318,6 +318,12 @@ test('the /metrics panel uses vLLM names and follows the lab’s load', async ({
 test('on your cluster: a KV cache too small for 64 sequences shows preemptions, and the link keeps it', async ({ page }) => {
   await openPage(page);
   await labIdle(page);
+  // The caps on offer, and the knobs list that names them, are the schema's knob columns.
+  const columns = await page.evaluate(async () => (await import('/pkg/kneelab_schema.js')).default.lesson.knob_columns);
+  const capOf = (id) => String(columns.find((c) => c.id === id).engine.max_num_seqs);
+  expect(await page.locator('input[name="cluster-seqs"]').evaluateAll((xs) => xs.map((x) => x.value))).toEqual([capOf('seqs'), capOf('base')]);
+  await expect(page.locator('input[name="cluster-seqs"]:checked')).toHaveValue(capOf('base'));
+  await expect(page.locator('#knobs + ul')).toContainText(`The course's cluster runs replicas with ${capOf('seqs')} and with ${capOf('base')}.`);
   await page.locator('#cluster-load').evaluate((el) => {
     el.value = '95';
     el.dispatchEvent(new Event('input', { bubbles: true }));

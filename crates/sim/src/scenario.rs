@@ -103,6 +103,13 @@ pub struct Slo {
     pub tpot_s: f64,
 }
 
+impl Slo {
+    /// Back in the config's milliseconds (TTFT, TPOT), as a Summary reports what it was judged by.
+    pub fn ms(self) -> (f64, f64) {
+        (self.ttft_s * 1e3, self.tpot_s * 1e3)
+    }
+}
+
 impl SloConfig {
     /// The SLOs in seconds: the one place the config's milliseconds are converted.
     pub fn slo(&self) -> Slo {

@@ -335,8 +335,8 @@ impl Outcome {
                 if measured > 1 && span > 0.0 { (measured - 1) as f64 / span } else { 0.0 }
             },
             users,
-            slo_ttft_ms: scenario.slo.ttft_s * 1e3,
-            slo_tpot_ms: scenario.slo.tpot_s * 1e3,
+            slo_ttft_ms: scenario.slo.ms().0,
+            slo_tpot_ms: scenario.slo.ms().1,
             truncated,
             steady_state: false,
         };

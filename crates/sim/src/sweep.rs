@@ -337,8 +337,7 @@ pub fn assemble(runs: &Runs<'_>, slo: Slo, rule: KneeRule, target: f64) -> Sweep
             let g = o.goodput(slo);
             summary.goodput_rps = g.goodput_rps;
             summary.slo_attainment = g.slo_attainment;
-            summary.slo_ttft_ms = slo.ttft_s * 1e3;
-            summary.slo_tpot_ms = slo.tpot_s * 1e3;
+            (summary.slo_ttft_ms, summary.slo_tpot_ms) = slo.ms();
             let offered_rps = match mode {
                 // The rate the run actually drew, so throughput is compared with what arrived.
                 LoadMode::Open if summary.arrival_rate_rps > 0.0 => summary.arrival_rate_rps,

@@ -26,6 +26,15 @@ function setupControls(lab, setMain) {
   const budget = document.getElementById('cluster-budget');
   const kv = document.getElementById('cluster-kv');
   Object.assign(load, LOAD_PCT);
+  // The two caps on offer are the knobs table's (the schema's columns), named once.
+  for (const radio of seqs) {
+    radio.value = String(column(radio.dataset.column).engine.max_num_seqs);
+    radio.nextElementSibling.textContent = radio.value;
+  }
+  fill(document.getElementById('knobs').nextElementSibling, {
+    cluster_seqs_low: column('seqs').engine.max_num_seqs,
+    cluster_seqs: column('base').engine.max_num_seqs,
+  });
   for (const b of BUDGETS) budget.add(new Option(b.toLocaleString('en-US'), String(b)));
   for (const k of KV_CACHE_TOKENS) kv.add(new Option(kvLabel(k), String(k)));
 
