@@ -112,10 +112,21 @@ fn serve_metrics_serves_vllm_metrics_that_grow_and_promtool_accepts() {
     assert_eq!(status, 200);
     sleep_s(1.5);
     let (_, second) = get(&format!("{}/metrics", served.base));
-    let success = "vllm:request_success_total{engine=\"0\",model_name=\"meta-llama/Meta-Llama-3-8B-Instruct\",finished_reason=\"length\"}";
-    let (a, b) = (value(&first, success), value(&second, success));
+    // Finished requests, by why: chat replies end on their own ("stop") but for the rare one cut
+    // off at the workload's cap ("length").
+    let success = |text: &str, reason: &str| {
+        value(
+            text,
+            &format!(
+                "vllm:request_success_total{{engine=\"0\",model_name=\"meta-llama/Meta-Llama-3-8B-Instruct\",finished_reason=\"{reason}\"}}"
+            ),
+        )
+    };
+    let finished = |text: &str| success(text, "stop") + success(text, "length") + success(text, "abort");
+    let (a, b) = (finished(&first), finished(&second));
     // chat.json offers 80% of its capacity; 1.5 s of wall time at 20x is 30 simulated seconds.
     assert!(a > 0.0 && b > a, "requests finished: {a} then {b}");
+    assert!(success(&second, "stop") > 0.95 * b, "most chat replies stop on their own");
     for name in [
         "vllm:num_requests_running",
         "vllm:num_requests_waiting",
@@ -166,7 +177,7 @@ fn serve_metrics_follows_a_traffic_curve() {
     // served 600x faster: a day in six seconds.
     let served = serve("examples/day.json", &["--speed", "600"]);
     assert!(served.banner.contains("times a 3600 s day, its trough at 0.2x over time"), "{}", served.banner);
-    let success = "vllm:request_success_total{engine=\"0\",model_name=\"meta-llama/Meta-Llama-3-8B-Instruct\",finished_reason=\"length\"}";
+    let success = "vllm:request_success_total{engine=\"0\",model_name=\"meta-llama/Meta-Llama-3-8B-Instruct\",finished_reason=\"stop\"}";
     let mut counts = Vec::new();
     for wall_s in [0.5, 1.0, 2.5, 3.0] {
         sleep_s((wall_s - served.age_s()).max(0.0));

@@ -222,6 +222,19 @@ impl TokenDist {
         })
     }
 
+    /// The output length a request is cut off at, as vLLM's `max_tokens`: a fixed length (as a
+    /// benchmark's `--ignore-eos` requests have) or a geometric or lognormal draw's cap. `None`
+    /// where every length is the request's own end (uniform, a joint table).
+    pub fn max_tokens(&self) -> Option<u32> {
+        match self {
+            TokenDist::Fixed(v) => Some(*v),
+            TokenDist::Geometric { max, .. } | TokenDist::Lognormal { max, .. } => Some(*max),
+            TokenDist::Uniform { .. } => None,
+            #[cfg(feature = "empirical")]
+            TokenDist::Joint { .. } => None,
+        }
+    }
+
     /// Draws one token count.
     pub fn sample(&self, stream: &mut Stream) -> u32 {
         match self {

@@ -63,6 +63,8 @@ pub struct MetricsView<'a> {
     pub decode_s: &'a [f64],
     /// Every inter-token gap.
     pub itl: &'a LogHistogram,
+    /// Finished requests that stopped at their `max_tokens`.
+    pub stopped_at_length: u64,
 }
 
 impl<'a> MetricsView<'a> {
@@ -113,6 +115,7 @@ impl<'a> MetricsView<'a> {
             prefill_s: &r.prefill_s,
             decode_s: &r.decode_s,
             itl,
+            stopped_at_length: r.stopped_at_length,
         }
     }
 
@@ -134,8 +137,10 @@ pub fn live_text(sim: &Simulation, model: &str) -> String {
     render(&MetricsView::of_simulation(sim), model)
 }
 
-/// Why a request finished, as vLLM labels `vllm:request_success_total`: the simulated requests
-/// all stop at their drawn output length; vLLM exports every reason, at 0 when unused.
+/// Why a request finished, as vLLM labels `vllm:request_success_total`: a simulated request
+/// stops at its drawn output length, which is its own end (`"stop"`, as an EOS token) unless it
+/// is the length the workload cuts it off at (`"length"`, `max_tokens`); none aborts. vLLM
+/// exports every reason, at 0 when unused.
 const FINISHED_REASONS: [&str; 3] = ["stop", "length", "abort"];
 
 /// Writes `view` as Prometheus text with vLLM's names, types, help, buckets and labels
@@ -176,7 +181,12 @@ pub fn render(view: &MetricsView<'_>, model: &str) -> String {
     let name = "vllm:request_success_total";
     let _ = writeln!(out, "# HELP {name} Count of successfully processed requests.\n# TYPE {name} counter");
     for reason in FINISHED_REASONS {
-        let n = if reason == "length" { view.requests_succeeded() } else { 0 };
+        let length = view.stopped_at_length.min(view.requests_succeeded());
+        let n = match reason {
+            "stop" => view.requests_succeeded() - length,
+            "length" => length,
+            _ => 0,
+        };
         let _ = writeln!(out, "{name}{{{labels},finished_reason=\"{reason}\"}} {}", number(n as f64));
     }
     let mut histogram = |name: &str, help: &str, les: &[f64], counts: Vec<u64>, count: u64, sum: f64| {
@@ -315,11 +325,19 @@ mod tests {
         for name in added {
             assert!(text.contains(&format!("{name}{{")) || text.contains(&format!("{name}_bucket{{")), "{name}");
         }
-        // 360 measured requests, every one finished at its length.
-        let l = format!("vllm:request_success_total{{engine=\"0\",model_name=\"{MODEL}\",finished_reason=\"length\"}}");
-        assert_eq!(value(&text, &l), 360.0);
+        // 360 measured requests: chat replies end on their own, but for the few cut off at the
+        // workload's cap.
+        let reason = |r: &str| {
+            value(
+                &text,
+                &format!("vllm:request_success_total{{engine=\"0\",model_name=\"{MODEL}\",finished_reason=\"{r}\"}}"),
+            )
+        };
+        assert_eq!(reason("stop") + reason("length"), 360.0);
+        assert!(reason("stop") >= 350.0, "{}", reason("stop"));
+        assert_eq!(reason("abort"), 0.0);
         assert!(text.contains("# TYPE vllm:request_success_total counter\n"));
-        assert!(text.contains("finished_reason=\"stop\"} 0.0\n"));
+        assert!(text.contains("finished_reason=\"abort\"} 0.0\n"), "an unused reason is exported at 0");
         assert_eq!(value(&text, "vllm:request_inference_time_seconds_count"), 360.0);
         // Time in the batch is E2E less the queue.
         let inference = value(&text, "vllm:request_inference_time_seconds_sum");
@@ -348,10 +366,10 @@ mod tests {
             ] {
                 assert_eq!(value(&text, name), finished, "{name} at {t} s");
             }
-            assert_eq!(value(&text, "vllm:request_success_total{"), 0.0, "stop comes first, at 0");
+            let stop = value(&text, "vllm:request_success_total{");
             let length =
                 format!("vllm:request_success_total{{engine=\"0\",model_name=\"{MODEL}\",finished_reason=\"length\"}}");
-            assert_eq!(value(&text, &length), finished);
+            assert_eq!(stop + value(&text, &length), finished, "every finished request, by its reason");
             assert_eq!(value(&text, "vllm:num_requests_running{"), sim.num_requests_running() as f64);
             assert_eq!(value(&text, "vllm:num_requests_waiting{"), sim.num_requests_waiting() as f64);
             assert_eq!(value(&text, "vllm:kv_cache_usage_perc{"), sim.kv_cache_usage());
@@ -382,6 +400,37 @@ mod tests {
         assert_eq!((sim.arrived(), sim.now_s()), (0, 0.0));
         sim.run_until(1e-3);
         assert_eq!(sim.arrived(), 1, "run_until jumps to the arrival");
+    }
+
+    #[test]
+    fn a_request_stops_on_its_own_unless_cut_off_at_its_max_tokens() {
+        use crate::{DistConfig, WorkloadConfig};
+        // (output lengths, the share finishing "length")
+        let rows = [
+            // A fixed length is a benchmark's max_tokens with --ignore-eos: all cut off.
+            (DistConfig::fixed(64), 1.0..=1.0),
+            // A uniform draw is the request's own end: none.
+            (DistConfig::uniform(16, 128), 0.0..=0.0),
+            // Lognormal replies of mean 256: a cap far out cuts off none, a cap near the mean many.
+            (DistConfig::lognormal(256.0, 0.8, Some(100_000)), 0.0..=0.0),
+            (DistConfig::lognormal(256.0, 0.8, Some(256)), 0.3..=0.7),
+        ];
+        for (output, share) in rows {
+            let config =
+                Config { workload: WorkloadConfig::explicit(DistConfig::fixed(128), output.clone()), ..small_run() };
+            let outcome =
+                Simulation::new(&crate::prepare_scenario(&config).unwrap(), Options::default()).run().unwrap();
+            let text = prometheus_text(&outcome, MODEL);
+            let reason = |r: &str| {
+                let series = format!(
+                    "vllm:request_success_total{{engine=\"0\",model_name=\"{MODEL}\",finished_reason=\"{r}\"}}"
+                );
+                value(&text, &series)
+            };
+            let (stop, length) = (reason("stop"), reason("length"));
+            assert_eq!(stop + length, outcome.summary.requests_completed as f64, "{output:?}");
+            assert!(share.contains(&(length / (stop + length))), "{output:?}: {length} of {}", stop + length);
+        }
     }
 
     #[test]

@@ -254,8 +254,19 @@ impl Recorder {
         self.last_measured_arrival_s = t;
     }
 
-    /// A measured request finished; `tpot_s` is `None` for one-token answers.
-    pub fn complete(&mut self, ttft_s: f64, tpot_s: Option<f64>, e2e_s: f64, queue_s: f64, prompt: u32, output: u32) {
+    /// A measured request finished; `tpot_s` is `None` for one-token answers; `at_length` if it
+    /// stopped at its `max_tokens`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn complete(
+        &mut self,
+        ttft_s: f64,
+        tpot_s: Option<f64>,
+        e2e_s: f64,
+        queue_s: f64,
+        prompt: u32,
+        output: u32,
+        at_length: bool,
+    ) {
         self.ttft_s.push(ttft_s);
         let s = &mut self.samples;
         if let Some(tpot) = tpot_s {
@@ -266,6 +277,7 @@ impl Recorder {
         s.batch_s.push(e2e_s - queue_s);
         s.prefill_s.push(ttft_s - queue_s);
         s.decode_s.push(e2e_s - ttft_s);
+        s.stopped_at_length += u64::from(at_length);
         self.slo_pairs.push((ttft_s, tpot_s.unwrap_or(0.0)));
         self.prompt_tokens += prompt as u64;
         self.generation_tokens += output as u64;

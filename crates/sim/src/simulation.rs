@@ -887,7 +887,8 @@ impl Simulation {
                 let e2e = end - r.arrival_s;
                 let tpot = (r.output > 1).then(|| (e2e - ttft) / (r.output - 1) as f64);
                 let queue = r.first_scheduled_s - r.arrival_s;
-                self.recorder.complete(ttft, tpot, e2e, queue, r.prompt, r.output);
+                let at_length = self.scenario.output.max_tokens().is_some_and(|m| r.output >= m);
+                self.recorder.complete(ttft, tpot, e2e, queue, r.prompt, r.output, at_length);
                 if self.routed {
                     let f = Finished { arrival_s: r.arrival_s, end_s: end, ttft_s: ttft, tpot_s: tpot.unwrap_or(0.0) };
                     self.finished_log.push(f);

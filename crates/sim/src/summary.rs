@@ -218,6 +218,9 @@ pub struct RequestSamples {
     pub prefill_s: Vec<f64>,
     /// First token to last token.
     pub decode_s: Vec<f64>,
+    /// How many stopped at their `max_tokens` (vLLM's `finished_reason="length"`); the rest
+    /// stopped on their own (`"stop"`).
+    pub stopped_at_length: u64,
 }
 
 /// Cumulative counts of `samples` at each upper bound `le` (Prometheus histogram buckets; `les`
