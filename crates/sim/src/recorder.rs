@@ -205,9 +205,24 @@ pub struct Seat {
 impl Recorder {
     /// A recorder; `series` keeps the queue's change points, and room is made for `traces`
     /// request traces.
-    pub fn new(series: bool, traces: usize) -> Self {
+    pub fn new(series: bool, traces: usize, measured: usize) -> Self {
         let mut recorder = Recorder { series: series.then(Vec::new), ..Default::default() };
         recorder.traces.reserve(traces);
+        // Room for every measured request's samples at once: no copy as they grow, and no
+        // doubling past what the run needs.
+        let s = &mut recorder.samples;
+        for v in [
+            &mut recorder.ttft_s,
+            &mut s.tpot_s,
+            &mut s.e2e_s,
+            &mut s.queue_s,
+            &mut s.batch_s,
+            &mut s.prefill_s,
+            &mut s.decode_s,
+        ] {
+            v.reserve_exact(measured);
+        }
+        recorder.slo_pairs.reserve_exact(measured);
         recorder
     }
 

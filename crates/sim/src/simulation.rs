@@ -264,8 +264,9 @@ impl Simulation {
                 }
             }
         }
-        let recorder = Recorder::new(options.series, options.trace_requests as usize);
         let measured_ids = options.stop.measured_ids(scenario);
+        let measured = measured_ids.and_then(|m| m.count).map_or(0, |n| n as usize);
+        let recorder = Recorder::new(options.series, options.trace_requests as usize, measured);
         Simulation {
             batch: Batch::new(scenario.engine),
             scenario: scenario.clone(),
