@@ -324,6 +324,13 @@ test('on your cluster: a KV cache too small for 64 sequences shows preemptions, 
   expect(await page.locator('input[name="cluster-seqs"]').evaluateAll((xs) => xs.map((x) => x.value))).toEqual([capOf('seqs'), capOf('base')]);
   await expect(page.locator('input[name="cluster-seqs"]:checked')).toHaveValue(capOf('base'));
   await expect(page.locator('#knobs + ul')).toContainText(`The course's cluster runs replicas with ${capOf('seqs')} and with ${capOf('base')}.`);
+  // The prose that names the baseline engine names the schema's.
+  const engine = await page.evaluate(async () => (await import('/pkg/kneelab_schema.js')).default.engine);
+  const budget = engine.max_num_batched_tokens.toLocaleString('en-US');
+  await expect(page.locator('#knobs + ul')).toContainText(`The course's cluster sets ${capOf('seqs')} and ${capOf('base')} sequences itself, and the labs here start from a ${budget}-token budget.`);
+  await expect(page.locator('#knob-table + p')).toContainText(`from the baseline (${engine.max_num_seqs} sequences, chunked prefill, a ${budget}-token budget)`);
+  await expect(page.locator('main')).toContainText(`Shrink the KV cache with ${engine.max_num_seqs} sequences and watch preemptions appear`);
+  await expect(page.locator('[data-step="5"] .why')).toContainText(`a full batch of ${engine.max_num_seqs} completes ${engine.max_num_seqs} ÷ W per second`);
   await page.locator('#cluster-load').evaluate((el) => {
     el.value = '95';
     el.dispatchEvent(new Event('input', { bubbles: true }));

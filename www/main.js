@@ -52,6 +52,9 @@ try {
     model_label: SCHEMA.model_label,
     gpus: `${new Intl.ListFormat('en', { type: 'disjunction' }).format(gpus)} GPUs`,
     default_gpu: SCHEMA.presets.find((p) => p.name === SCHEMA.defaults.preset).gpu,
+    // The course's baseline engine, as the prose names it.
+    base_seqs: SCHEMA.engine.max_num_seqs,
+    base_budget: SCHEMA.engine.max_num_batched_tokens.toLocaleString('en-US'),
   });
   const context = { wasm, lab, setMain };
   for (const module of [hero, toc, recall, colleague, analogy, steps, clocks, knee, goodput, calculator, cluster, metricsPanel, worked, tutor]) {
