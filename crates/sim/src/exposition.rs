@@ -180,8 +180,8 @@ pub fn render(view: &MetricsView<'_>, model: &str) -> String {
     );
     let name = "vllm:request_success_total";
     let _ = writeln!(out, "# HELP {name} Count of successfully processed requests.\n# TYPE {name} counter");
+    let length = view.stopped_at_length.min(view.requests_succeeded());
     for reason in FINISHED_REASONS {
-        let length = view.stopped_at_length.min(view.requests_succeeded());
         let n = match reason {
             "stop" => view.requests_succeeded() - length,
             "length" => length,

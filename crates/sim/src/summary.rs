@@ -295,6 +295,7 @@ impl Outcome {
             Load::Closed { users, .. } => (Some(users), None, "closed"),
             Load::Burst { concurrency } => (concurrency, None, "burst"),
         };
+        let (slo_ttft_ms, slo_tpot_ms) = scenario.slo.ms();
         let summary = Summary {
             load_mode: mode.to_string(),
             requests_completed: completed,
@@ -338,8 +339,8 @@ impl Outcome {
                 if measured > 1 && span > 0.0 { (measured - 1) as f64 / span } else { 0.0 }
             },
             users,
-            slo_ttft_ms: scenario.slo.ms().0,
-            slo_tpot_ms: scenario.slo.ms().1,
+            slo_ttft_ms,
+            slo_tpot_ms,
             truncated,
             steady_state: false,
         };

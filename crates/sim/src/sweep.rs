@@ -348,7 +348,7 @@ pub fn assemble(runs: &Runs<'_>, slo: Slo, rule: KneeRule, target: f64) -> Sweep
             SweepPoint { offered_load: load, offered_rps, summary, p99_within_slo }
         })
         .collect();
-    let knee = find_knee(&points, rule, target, slo);
+    let knee = find_knee(&points, rule, target);
     let p99_crossing = P99Crossing {
         ttft_load: crossing(&points, slo.ttft_s, |s| s.ttft_s.p99),
         tpot_load: crossing(&points, slo.tpot_s, |s| s.tpot_s.p99),
@@ -374,7 +374,7 @@ pub fn assemble(runs: &Runs<'_>, slo: Slo, rule: KneeRule, target: f64) -> Sweep
         knee_rule: rule,
         attainment_target: target,
         // DistServe's definition is by attainment whatever the knee is judged on.
-        distserve_goodput_rps: find_knee(&points, KneeRule::Attainment, target, slo).map(|k| k.offered_rps),
+        distserve_goodput_rps: find_knee(&points, KneeRule::Attainment, target).map(|k| k.offered_rps),
         points,
         knee,
         saturation,
@@ -402,14 +402,14 @@ fn crossing(points: &[SweepPoint], limit: f64, stat: impl Fn(&Summary) -> f64) -
 }
 
 /// The knee: walking up from the lowest load, the last point that still meets the rule (its
-/// attainment at `target` or above, or both p99s within `slo`). A noisy point meeting it again
-/// past the first miss does not move the knee.
-pub fn find_knee(points: &[SweepPoint], rule: KneeRule, target: f64, slo: Slo) -> Option<Knee> {
-    let meets = |s: &Summary| match rule {
-        KneeRule::Attainment => s.slo_attainment >= target,
-        KneeRule::P99 => P99Within::judge(s, slo).both(),
+/// attainment at `target` or above, or both p99s within the SLOs, as the point judged them). A
+/// noisy point meeting it again past the first miss does not move the knee.
+pub fn find_knee(points: &[SweepPoint], rule: KneeRule, target: f64) -> Option<Knee> {
+    let meets = |p: &SweepPoint| match rule {
+        KneeRule::Attainment => p.summary.slo_attainment >= target,
+        KneeRule::P99 => p.p99_within_slo.both(),
     };
-    by_load(points).iter().take_while(|p| meets(&p.summary)).last().map(|p| Knee {
+    by_load(points).iter().take_while(|p| meets(p)).last().map(|p| Knee {
         offered_load: p.offered_load,
         offered_rps: p.offered_rps,
         throughput_rps: p.summary.throughput_rps,

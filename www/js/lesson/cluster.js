@@ -31,10 +31,8 @@ function setupControls(lab, setMain) {
     radio.value = String(column(radio.dataset.column).engine.max_num_seqs);
     radio.nextElementSibling.textContent = radio.value;
   }
-  fill(document.getElementById('knobs').nextElementSibling, {
-    cluster_seqs_low: column('seqs').engine.max_num_seqs,
-    cluster_seqs: column('base').engine.max_num_seqs,
-  });
+  // (The baseline's cap is the page's `base_seqs`.)
+  fill(document.getElementById('knobs').nextElementSibling, { cluster_seqs_low: column('seqs').engine.max_num_seqs });
   for (const b of BUDGETS) budget.add(new Option(b.toLocaleString('en-US'), String(b)));
   for (const k of KV_CACHE_TOKENS) kv.add(new Option(kvLabel(k), String(k)));
 

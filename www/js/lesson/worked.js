@@ -91,7 +91,6 @@ function setupFleet(wasm, lab) {
   let near = false;
   // The peak the reader starts from is the field's own value, written once in the page.
   let peak = peakInput.valueAsNumber;
-  fill(box.parentElement, { fleet_cap: String(CAP) });
   const showPeakError = (message) => {
     peakError.textContent = message ?? '';
     if (message) peakInput.setAttribute('aria-invalid', 'true');
