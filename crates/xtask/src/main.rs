@@ -4,6 +4,7 @@
 
 mod bench;
 mod bundle;
+mod compress;
 mod dist;
 mod fuzz;
 mod serve;

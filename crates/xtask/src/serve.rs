@@ -99,12 +99,13 @@ fn serve_connection(www: &Path, stream: TcpStream) -> std::io::Result<()> {
         let mut request = httparse::Request::new(&mut headers);
         let parsed = request.parse(&raw);
         let (method, url) = (request.method.unwrap_or(""), request.path.unwrap_or(""));
-        let reply = match parsed {
-            Ok(httparse::Status::Complete(_)) => answer(www, method, url),
-            _ => text(400, "Bad Request", "400 Bad Request\n"),
-        };
         let header = |name: &str| {
             request.headers.iter().find(|h| h.name.eq_ignore_ascii_case(name)).map(|h| h.value.to_ascii_lowercase())
+        };
+        let gzip = header("accept-encoding").is_some_and(|v| accepts_gzip(&v));
+        let reply = match parsed {
+            Ok(httparse::Status::Complete(_)) => answer(www, method, url, gzip),
+            _ => text(400, "Bad Request", "400 Bad Request\n"),
         };
         // HTTP/1.1 keeps the connection unless told otherwise. A request with a body (never
         // sent by the page; refused below) closes it, since its body is not read.
@@ -166,24 +167,50 @@ enum Resolved {
     BadRequest,
 }
 
-fn answer(www: &Path, method: &str, url: &str) -> Reply {
+/// Whether an `Accept-Encoding` value (lowercased) takes gzip: `gzip` or `*` listed, without `q=0`.
+fn accepts_gzip(value: &[u8]) -> bool {
+    let value = String::from_utf8_lossy(value);
+    value.split(',').any(|coding| {
+        let mut parts = coding.split(';').map(str::trim);
+        let name = parts.next().unwrap_or("");
+        let refused = parts.any(|p| p.strip_prefix("q=").and_then(|q| q.parse::<f64>().ok()) == Some(0.0));
+        matches!(name, "gzip" | "x-gzip" | "*") && !refused
+    })
+}
+
+/// A file's body as sent: its precompressed twin (`FILE.gz`, from the build) when the client takes
+/// gzip and the twin is not older than the file, else the file itself. The flag says which.
+fn body_of(path: &Path, gzip: bool) -> std::io::Result<(Vec<u8>, bool)> {
+    let twin = crate::compress::twin(path);
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified());
+    if gzip && matches!((modified(&twin), modified(path)), (Ok(t), Ok(f)) if t >= f) {
+        return Ok((std::fs::read(&twin)?, true));
+    }
+    Ok((std::fs::read(path)?, false))
+}
+
+fn answer(www: &Path, method: &str, url: &str, gzip: bool) -> Reply {
     if !matches!(method, "GET" | "HEAD") {
         let mut reply = text(405, "Method Not Allowed", "405 Method Not Allowed\n");
         reply.headers.push(("Allow", "GET, HEAD".into()));
         return reply;
     }
     match resolve(www, url) {
-        Resolved::File(path) => match std::fs::read(&path) {
-            Ok(body) => Reply {
-                status: 200,
-                reason: "OK",
-                headers: vec![
+        Resolved::File(path) => match body_of(&path, gzip) {
+            Ok((body, gzipped)) => {
+                let mut headers = vec![
                     ("Content-Type", content_type(&path).into()),
                     ("Cache-Control", "no-store".into()),
                     ("X-Content-Type-Options", "nosniff".into()),
-                ],
-                body,
-            },
+                ];
+                if crate::compress::compressible(&path) {
+                    headers.push(("Vary", "Accept-Encoding".into()));
+                }
+                if gzipped {
+                    headers.push(("Content-Encoding", "gzip".into()));
+                }
+                Reply { status: 200, reason: "OK", headers, body }
+            }
             Err(_) => text(404, "Not Found", &format!("404 Not Found: {url}\n")),
         },
         Resolved::Redirect(location) => {
@@ -279,8 +306,8 @@ mod tests {
     use super::*;
 
     /// A throwaway www/ with an index, a module, a subfolder and a secret next to it.
-    fn site() -> (PathBuf, PathBuf) {
-        let base = std::env::temp_dir().join(format!("xtask-serve-test-{}", std::process::id()));
+    fn site(test: &str) -> (PathBuf, PathBuf) {
+        let base = std::env::temp_dir().join(format!("xtask-serve-{test}-{}", std::process::id()));
         let www = base.join("www");
         std::fs::create_dir_all(www.join("pkg")).unwrap();
         std::fs::create_dir_all(www.join("empty")).unwrap();
@@ -293,7 +320,7 @@ mod tests {
 
     #[test]
     fn resolves_urls_inside_www_only() {
-        let (www, base) = site();
+        let (www, base) = site("resolve");
         let file = |p: &str| Resolved::File(www.join(p));
         let cases = [
             ("/", file("index.html")),
@@ -320,6 +347,30 @@ mod tests {
         for (url, expected) in cases {
             assert_eq!(resolve(&www, url), expected, "url {url}");
         }
+        std::fs::remove_dir_all(base).unwrap();
+    }
+
+    #[test]
+    fn gzip_is_sent_only_to_a_client_that_takes_it() {
+        for yes in ["gzip", "gzip, deflate, br, zstd", "br;q=1.0, gzip;q=0.8", "*", "x-gzip"] {
+            assert!(accepts_gzip(yes.as_bytes()), "{yes}");
+        }
+        for no in ["", "identity", "br", "gzip;q=0", "gzip; q=0.0", "deflate, gzip;q=0"] {
+            assert!(!accepts_gzip(no.as_bytes()), "{no}");
+        }
+    }
+
+    #[test]
+    fn a_file_is_sent_as_its_precompressed_twin_unless_the_twin_is_stale() {
+        let (www, base) = site("twin");
+        let file = www.join("main.js");
+        std::fs::write(crate::compress::twin(&file), b"twin").unwrap();
+        assert_eq!(body_of(&file, true).unwrap(), (b"twin".to_vec(), true));
+        assert_eq!(body_of(&file, false).unwrap().1, false, "a client without gzip gets the file");
+        // A file rebuilt after its twin (a dev build writes no twins) is sent as it is.
+        std::thread::sleep(Duration::from_millis(20));
+        std::fs::write(&file, b"newer").unwrap();
+        assert_eq!(body_of(&file, true).unwrap(), (b"newer".to_vec(), false));
         std::fs::remove_dir_all(base).unwrap();
     }
 

@@ -51,6 +51,10 @@ pub fn run(args: &Args) -> Result<()> {
     }
     write_schema(&out_dir)?;
     let (site, unbundled) = crate::bundle::build_site(&root.join("www"), args.dev)?;
+    if !args.dev {
+        let count = crate::compress::precompress(&site)?;
+        println!("==> {count} files precompressed (FILE.gz, by Zopfli)");
+    }
     print_sizes(&site, &unbundled)
 }
 
@@ -220,8 +224,9 @@ pub fn node_tool(name: &str) -> Result<Option<PathBuf>> {
     Ok(Some(tool))
 }
 
-/// Prints raw and gzipped sizes of every file the built pages may load (html, css, js, wasm), but
-/// the `unbundled` module sources (loaded only if something fetches one by URL).
+/// Prints raw and gzipped sizes (the precompressed twin's, which `serve` sends) of every file the
+/// built pages may load (html, css, js, wasm), but the `unbundled` module sources (loaded only if
+/// something fetches one by URL).
 fn print_sizes(site: &Path, unbundled: &[PathBuf]) -> Result<()> {
     let mut files = Vec::new();
     collect_files(site, &mut files)?;
@@ -233,7 +238,9 @@ fn print_sizes(site: &Path, unbundled: &[PathBuf]) -> Result<()> {
     for file in &files {
         let bytes = fs::read(file).with_context(|| format!("reading {}", file.display()))?;
         let raw = bytes.len() as u64;
-        let gzip = gzipped_len(&bytes)?;
+        // What `serve` sends: the precompressed twin where there is one.
+        let twin = crate::compress::twin(file);
+        let gzip = if twin.is_file() { fs::metadata(&twin)?.len() } else { gzipped_len(&bytes)? };
         let mut name = file.strip_prefix(site).unwrap_or(file).display().to_string();
         // The paste and fleet modules are fetched only when a reader gets to them: not part
         // of the page's load.
