@@ -4,11 +4,13 @@
 use std::fmt::Write as _;
 use std::io::{self, IsTerminal};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use kneelab_sim::sweep::{self, DEFAULT_ATTAINMENT_TARGET, SweepOptions};
 use kneelab_sim::{Config, Sweep};
+use rayon::prelude::*;
 
 use crate::error::{CliError, warn};
 use crate::input;
@@ -97,16 +99,28 @@ pub fn check_target(target: f64) -> Result<(), CliError> {
     sweep::check_target(target).map_err(|e| CliError::input(format!("--target: {}", e.message)))
 }
 
-/// Sweeps `config` over `loads`, with a progress bar on a terminal and a warning if any point
-/// was truncated.
+/// Sweeps `config` over `loads`, its load points at once on every core (each is a whole run
+/// with its own random streams, so the sweep is the same as one point after another), with a
+/// progress bar on a terminal and a warning if any point was truncated.
 pub fn sweep_config(config: &Config, source: &str, loads: &[f64], target: f64) -> Result<Sweep, CliError> {
     let bar = progress_bar(loads.len());
     let options = SweepOptions { attainment_target: target };
-    let result = sweep::sweep_with_progress(config, loads, options, &mut |done, _total| {
+    let done = AtomicU64::new(0);
+    let result = sweep::sweep_by(config, loads, options, |run| {
         if let Some(bar) = &bar {
             bar.set_message("simulating");
-            bar.set_position(done as u64);
         }
+        (0..run.loads().len())
+            .into_par_iter()
+            .map(|i| {
+                let outcome = run.point(i);
+                let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+                if let Some(bar) = &bar {
+                    bar.set_position(finished);
+                }
+                outcome
+            })
+            .collect()
     });
     if let Some(bar) = bar {
         bar.finish_and_clear();

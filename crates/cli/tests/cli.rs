@@ -323,6 +323,16 @@ fn sweep_json_has_the_loads_asked_for_and_a_knee() {
 }
 
 #[test]
+fn sweep_runs_its_points_at_once_and_prints_the_same_sweep_as_one_after_another() {
+    let printed = ok(&["sweep", "-", "--loads", "0.1:1.2:0.1"], Some(SMALL));
+    let config = kneelab_sim::Config::from_json(SMALL).expect("SMALL is a valid config");
+    let loads = kneelab_sim::sweep::load_grid(0.1, 1.2, 0.1).expect("a grid");
+    let sequential = kneelab_sim::sweep(&config, &loads, kneelab_sim::SweepOptions::default()).expect("sweeps");
+    assert_eq!(sequential.points.len(), 12);
+    assert_eq!(printed, serde_json::to_string_pretty(&sequential).expect("serializes") + "\n");
+}
+
+#[test]
 fn sweep_csv_is_a_header_a_row_per_load_and_comments() {
     let text = ok(&["sweep", "-", "--loads", "0.2:1.0:0.2", "--format", "csv", "--target", "0.95"], Some(SMALL));
     let lines: Vec<&str> = text.lines().collect();

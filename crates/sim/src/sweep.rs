@@ -234,11 +234,19 @@ impl SweepRun {
 
     /// Runs the next load point; returns whether any remain.
     pub fn step(&mut self) -> Result<bool, ConfigError> {
-        let Some(&load) = self.loads.get(self.outcomes.len()) else { return Ok(false) };
-        // `new` refuses a burst; a sweep has no offered load to give it.
-        let Some(scenario) = self.base.at_offered_load(load, &self.capacity) else { return Ok(false) };
-        self.outcomes.push(Simulation::new(&scenario, Options::default()).run()?.with_capacity(&self.capacity));
+        let Some(outcome) = self.point(self.outcomes.len())? else { return Ok(false) };
+        self.outcomes.push(outcome);
         Ok(!self.is_done())
+    }
+
+    /// Runs load point `i` on its own and returns its outcome, without keeping it (`None` past
+    /// the last point). Each point is a whole run with its own random streams, so points may run
+    /// in any order, or at once on several threads ([`sweep_by`]).
+    pub fn point(&self, i: usize) -> Result<Option<Outcome>, ConfigError> {
+        let Some(&load) = self.loads.get(i) else { return Ok(None) };
+        // `new` refuses a burst; a sweep has no offered load to give it.
+        let Some(scenario) = self.base.at_offered_load(load, &self.capacity) else { return Ok(None) };
+        Ok(Some(Simulation::new(&scenario, Options::default()).run()?.with_capacity(&self.capacity)))
     }
 
     /// Whether every load point has run.
@@ -291,12 +299,32 @@ pub fn sweep_with_progress(
     options: SweepOptions,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Sweep, ConfigError> {
+    sweep_by(config, loads, options, |run| {
+        (0..run.loads().len())
+            .map(|i| {
+                let outcome = run.point(i);
+                progress(i + 1, run.loads().len());
+                outcome
+            })
+            .collect()
+    })
+}
+
+/// [`sweep`], with its load points run by `run_points` once the sweep is checked and the
+/// capacity measured: it returns every point's outcome in load order, each from
+/// [`SweepRun::point`], run one after another (as [`sweep`] does) or at once on several threads
+/// (the CLI, with rayon). The outcomes are the same either way, and so is the sweep.
+pub fn sweep_by(
+    config: &Config,
+    loads: &[f64],
+    options: SweepOptions,
+    run_points: impl FnOnce(&SweepRun) -> Result<Vec<Option<Outcome>>, ConfigError>,
+) -> Result<Sweep, ConfigError> {
     check_target(options.attainment_target)?;
     let mut run = SweepRun::new(config, loads)?;
-    while !run.is_done() {
-        run.step()?;
-        progress(run.outcomes.len(), loads.len());
-    }
+    let outcomes = run_points(&run)?;
+    assert_eq!(outcomes.len(), loads.len(), "run_points returns one outcome per load point");
+    run.outcomes = outcomes.into_iter().flatten().collect();
     let slo = config.slo.slo();
     Ok(run.assemble(slo, config.slo.knee, options.attainment_target))
 }
