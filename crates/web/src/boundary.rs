@@ -5,14 +5,13 @@
 //! Objects and arrays are first copied as plain data (`JSON.parse(JSON.stringify(value))`, both
 //! caught), so no getter, proxy or `toJSON` of the page's runs while Rust holds a `Lab`; only
 //! `typeof` checks (which cannot throw) touch the original. A config copy is then read by the
-//! core's one schema, and every key it carries must be a field of that schema, so the page
-//! rejects unknown fields as the CLI does. (Parsing JSON text in Rust would add serde_json's
+//! core's one schema ([`crate::read`]), whose structs deny unknown fields, so the page rejects
+//! them as the CLI does. (Parsing JSON text in Rust would add serde_json's
 //! parser to the page, about 19 KB gzipped; a JS object cannot hold a key twice, so the CLI's
 //! duplicate-key check has nothing to find here.)
 
 use kneelab_plot::Chrome;
 use kneelab_sim::{Config, ConfigError};
-use serde::Serialize;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::HtmlCanvasElement;
 
@@ -80,8 +79,9 @@ pub fn config(value: &JsValue) -> Result<Config, Fault> {
 }
 
 /// Parses (without validating) a JS object by a schema of the core (a `Config`, a
-/// `FleetConfig`), described as `shape` in messages; errors name the field, unknown keys too.
-pub fn parse<T: serde::de::DeserializeOwned + Serialize>(value: &JsValue, shape: &str) -> Result<T, Fault> {
+/// `FleetConfig`), described as `shape` in messages; errors name the field, unknown keys too
+/// (every struct of the schema denies unknown fields).
+pub fn parse<T: serde::de::DeserializeOwned>(value: &JsValue, shape: &str) -> Result<T, Fault> {
     if !value.is_object() {
         return Err(Fault::new("config", Kind::Type, format!("expected {shape}, got {}", describe(value))));
     }
@@ -90,74 +90,9 @@ pub fn parse<T: serde::de::DeserializeOwned + Serialize>(value: &JsValue, shape:
         let got = if copy.is_object() { "an array".to_string() } else { describe(&copy) };
         return Err(Fault::new("config", Kind::Type, format!("expected {shape}, got {got}")));
     }
-    let config: T =
-        serde_path_to_error::deserialize(serde_wasm_bindgen::Deserializer::from(copy.clone())).map_err(|e| {
-            let at = value_at(&copy, e.path());
-            let path = e.path().to_string();
-            let message = readable(&e.into_inner().to_string(), &at);
-            Fault::new(if path == "." { "config" } else { &path }, Kind::Type, message)
-        })?;
-    // The fields the schema read, as the config serialises: a key of the copy that is not among
-    // them is one the schema does not have.
-    let known = config
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible().serialize_large_number_types_as_bigints(true))
-        .map_err(|e| Fault::new("config", Kind::Internal, format!("could not be checked: {e}")))?;
-    unknown_fields(&copy, &known, "")?;
-    Ok(config)
-}
-
-/// The value at `path` in a plain copy (`undefined` where there is none).
-fn value_at(copy: &JsValue, path: &serde_path_to_error::Path) -> JsValue {
-    use serde_path_to_error::Segment;
-    let mut at = copy.clone();
-    for segment in path.iter() {
-        let key = match segment {
-            Segment::Map { key } => JsValue::from_str(key),
-            Segment::Seq { index } => JsValue::from_f64(*index as f64),
-            Segment::Enum { .. } | Segment::Unknown => continue,
-        };
-        at = if at.is_object() {
-            js_sys::Reflect::get(&at, &key).unwrap_or(JsValue::UNDEFINED)
-        } else {
-            JsValue::UNDEFINED
-        };
-    }
-    at
-}
-
-/// serde_wasm_bindgen's message in plain words: without its `Error: ` and with the value it
-/// could not read described (it writes Rust's debug text, `JsValue(Object({}))`).
-fn readable(message: &str, value: &JsValue) -> String {
-    let message = message.strip_prefix("Error: ").unwrap_or(message);
-    match (message.find("JsValue("), message.rfind("), expected")) {
-        (Some(start), Some(end)) if start < end => {
-            let what = if js_sys::Array::is_array(value) { "an array".to_string() } else { describe(value) };
-            format!("{}{what}{}", &message[..start], &message[end + 1..])
-        }
-        _ => message.to_string(),
-    }
-}
-
-/// Fails on the first key of `given` (a plain copy) that `known` lacks, naming its path. A `null`
-/// value is an absent field, as in JSON.
-fn unknown_fields(given: &JsValue, known: &JsValue, prefix: &str) -> Result<(), Fault> {
-    let given_object: &js_sys::Object = given.unchecked_ref();
-    for key in js_sys::Object::keys(given_object).iter() {
-        let name = key.as_string().unwrap_or_default();
-        let value = js_sys::Reflect::get(given, &key).unwrap_or(JsValue::NULL);
-        if value.is_null() {
-            continue;
-        }
-        let path = format!("{prefix}{name}");
-        let expected = js_sys::Reflect::get(known, &key).unwrap_or(JsValue::UNDEFINED);
-        if expected.is_undefined() {
-            return Err(Fault::new(&path, Kind::Type, format!("unknown field `{name}`")));
-        }
-        if value.is_object() && !js_sys::Array::is_array(&value) && expected.is_object() {
-            unknown_fields(&value, &expected, &format!("{path}."))?;
-        }
-    }
-    Ok(())
+    crate::read::Node::of(&copy)
+        .read()
+        .map_err(|e| Fault::new(if e.path.is_empty() { "config" } else { &e.path }, Kind::Type, e.message))
 }
 
 /// A plain-data copy of an object or array: `JSON.parse(JSON.stringify(value))`, whatever the

@@ -20,6 +20,7 @@ mod lab;
 #[cfg(feature = "paste")]
 mod paste;
 mod player;
+mod read;
 mod readouts;
 mod replica;
 
