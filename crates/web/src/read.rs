@@ -183,6 +183,18 @@ fn whole(n: f64) -> Option<Whole> {
     }
 }
 
+/// Methods whose type takes one kind of node: its value visited, anything else a type error.
+macro_rules! one_kind {
+    ($($method:ident: $node:pat => $visit:ident($value:expr)),* $(,)?) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
+            match self.node {
+                $node => visitor.$visit($value).map_err(|e: ReadError| e.placed_at(self.at)),
+                _ => Err(self.wrong(&visitor)),
+            }
+        }
+    )*};
+}
+
 /// Integer methods that read as [`Reader::deserialize_u64`] does (the visitor checks its range).
 macro_rules! whole_numbers_as_u64 {
     ($($method:ident)*) => {$(
@@ -212,13 +224,6 @@ impl<'de> de::Deserializer<'de> for Reader<'_> {
         .map_err(|e: ReadError| e.placed_at(at))
     }
 
-    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-        match self.node {
-            Node::Bool(b) => visitor.visit_bool(*b).map_err(|e: ReadError| e.placed_at(self.at)),
-            _ => Err(self.wrong(&visitor)),
-        }
-    }
-
     fn deserialize_u64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
         match self.node {
             Node::Number(n) => match whole(*n) {
@@ -232,18 +237,10 @@ impl<'de> de::Deserializer<'de> for Reader<'_> {
         }
     }
 
-    fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-        match self.node {
-            Node::Number(n) => visitor.visit_f64(*n).map_err(|e: ReadError| e.placed_at(self.at)),
-            _ => Err(self.wrong(&visitor)),
-        }
-    }
-
-    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-        match self.node {
-            Node::Text(s) => visitor.visit_str(s).map_err(|e: ReadError| e.placed_at(self.at)),
-            _ => Err(self.wrong(&visitor)),
-        }
+    one_kind! {
+        deserialize_bool: Node::Bool(b) => visit_bool(*b),
+        deserialize_f64: Node::Number(n) => visit_f64(*n),
+        deserialize_str: Node::Text(s) => visit_str(s),
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
@@ -271,25 +268,12 @@ impl<'de> de::Deserializer<'de> for Reader<'_> {
         }
     }
 
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        _fields: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, ReadError> {
-        match self.node {
-            // serde_json reads an array as a struct's fields in order, so the CLI takes one.
-            Node::List(items) => visitor.visit_seq(self.items(items)).map_err(|e: ReadError| e.placed_at(self.at)),
-            _ => self.deserialize_map(visitor),
-        }
+    /// serde_json reads an array as a struct's fields in order, so the CLI takes one.
+    fn deserialize_struct<V: Visitor<'de>>(self, _: &str, _: &[&str], visitor: V) -> Result<V::Value, ReadError> {
+        if matches!(self.node, Node::List(_)) { self.deserialize_seq(visitor) } else { self.deserialize_map(visitor) }
     }
 
-    fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        _variants: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, ReadError> {
+    fn deserialize_enum<V: Visitor<'de>>(self, _: &str, _: &[&str], visitor: V) -> Result<V::Value, ReadError> {
         match self.node {
             // The schema's enums are words ("open", "lognormal"): a string names the variant.
             Node::Text(s) => {
