@@ -366,7 +366,7 @@ mod tests {
         let file = www.join("main.js");
         std::fs::write(crate::compress::twin(&file), b"twin").unwrap();
         assert_eq!(body_of(&file, true).unwrap(), (b"twin".to_vec(), true));
-        assert_eq!(body_of(&file, false).unwrap().1, false, "a client without gzip gets the file");
+        assert!(!body_of(&file, false).unwrap().1, "a client without gzip gets the file");
         // A file rebuilt after its twin (a dev build writes no twins) is sent as it is.
         std::thread::sleep(Duration::from_millis(20));
         std::fs::write(&file, b"newer").unwrap();
