@@ -270,7 +270,10 @@ impl<'de> de::Deserializer<'de> for Reader<'_> {
 
     /// serde_json reads an array as a struct's fields in order, so the CLI takes one.
     fn deserialize_struct<V: Visitor<'de>>(self, _: &str, _: &[&str], visitor: V) -> Result<V::Value, ReadError> {
-        if matches!(self.node, Node::List(_)) { self.deserialize_seq(visitor) } else { self.deserialize_map(visitor) }
+        match self.node {
+            Node::List(items) => visitor.visit_seq(self.items(items)).map_err(|e: ReadError| e.placed_at(self.at)),
+            _ => self.deserialize_map(visitor),
+        }
     }
 
     fn deserialize_enum<V: Visitor<'de>>(self, _: &str, _: &[&str], visitor: V) -> Result<V::Value, ReadError> {
