@@ -289,25 +289,7 @@ impl SweepRun {
 /// every answer took the unloaded latency W0. They offer less once the replica slows down, so a
 /// closed loop's knee and saturation sit at higher x than an open loop's.
 pub fn sweep(config: &Config, loads: &[f64], options: SweepOptions) -> Result<Sweep, ConfigError> {
-    sweep_with_progress(config, loads, options, &mut |_, _| {})
-}
-
-/// [`sweep`], calling `progress(done, total)` after each load point (for a progress bar).
-pub fn sweep_with_progress(
-    config: &Config,
-    loads: &[f64],
-    options: SweepOptions,
-    progress: &mut dyn FnMut(usize, usize),
-) -> Result<Sweep, ConfigError> {
-    sweep_by(config, loads, options, |run| {
-        (0..run.loads().len())
-            .map(|i| {
-                let outcome = run.point(i);
-                progress(i + 1, run.loads().len());
-                outcome
-            })
-            .collect()
-    })
+    sweep_by(config, loads, options, |run| (0..run.loads().len()).map(|i| run.point(i)).collect())
 }
 
 /// [`sweep`], with its load points run by `run_points` once the sweep is checked and the
