@@ -37,16 +37,16 @@ test('the fleet module stays out of the page until the section is near', async (
   page.on('request', (r) => fetched.push(new URL(r.url()).pathname));
   await openPage(page);
   await page.waitForTimeout(300);
-  expect(fetched.filter((p) => p.includes('kneelab_fleet'))).toEqual([]);
+  expect(fetched.filter((p) => p.includes('kneelab_later'))).toEqual([]);
   await page.locator('#fleet').scrollIntoViewIfNeeded();
   await expect(page.locator(LAB)).toHaveAttribute('data-ready', 'true');
-  expect(fetched.some((p) => p.endsWith('kneelab_fleet_bg.wasm'))).toBe(true);
+  expect(fetched.some((p) => p.endsWith('kneelab_later_bg.wasm'))).toBe(true);
 });
 
 test('the controls offer what the fleet schema exports, and start at its day', async ({ page }) => {
   await openFleet(page);
   const schema = await page.evaluate(async () => {
-    const m = await import('/pkg/kneelab_fleet.js');
+    const m = await import('/pkg/kneelab_later.js');
     await m.default();
     return m.fleetSchema();
   });
@@ -157,7 +157,7 @@ test.describe('a crashed fleet simulator', () => {
     const good = await play(page);
     // The next step traps, as a panic in the module would.
     await page.evaluate(async () => {
-      const m = await import('/pkg/kneelab_fleet.js');
+      const m = await import('/pkg/kneelab_later.js');
       const step = m.FleetLab.prototype.step;
       m.FleetLab.prototype.step = function () {
         m.FleetLab.prototype.step = step;
@@ -170,7 +170,7 @@ test.describe('a crashed fleet simulator', () => {
     const again = await play(page);
     expect(again.attainment).toBeCloseTo(good.attainment, 9); // the same day, the same answer
     await expect(lab.locator('#status')).toBeEmpty();
-    expect(await page.evaluate(() => performance.getEntriesByType('resource').some((r) => r.name.includes('kneelab_fleet.js?instance=1')))).toBe(true);
+    expect(await page.evaluate(() => performance.getEntriesByType('resource').some((r) => r.name.includes('kneelab_later.js?instance=1')))).toBe(true);
   });
 });
 

@@ -414,8 +414,11 @@ test('every control change: first redraw within 150 ms (p95), the whole sweep wi
 // (gzip -9: 244,116), the lab alone 194,443 (204,574), the wasm 169,609 (177,782). Reading
 // configs with a deserializer of the boundary's own (crates/web/src/read.rs) instead of
 // serde-wasm-bindgen's inside serde_path_to_error took the page to 226,384 bytes, the lab alone to
-// 188,297 (the wasm 164,041). The bars below are what this reached.
-const BUDGETS = { '/': 226_450, '/lab.html': 188_350 };
+// 188,297 (the wasm 164,041). Moving the replica player into the third module, fetched when a
+// `replica` panel first comes near (it runs the lab's point from the lab's own capacity, which
+// the main module now exports for +480 bytes), took the page to 221,430 bytes, the lab alone to
+// 183,343 (the wasm 159,246). The bars below are what this reached.
+const BUDGETS = { '/': 221_500, '/lab.html': 183_400 };
 test('everything the pages load totals at most its budget as sent gzipped, all from this origin', async ({ page }) => {
   for (const [url, budget] of Object.entries(BUDGETS)) {
     const responses = [];

@@ -9,7 +9,7 @@ import { test, expect, openPage } from './helpers.mjs';
 const LAB = 'knee-lab#lab';
 const shots = path.join(path.dirname(new URL(import.meta.url).pathname), 'test-results', 'screenshots');
 
-/** Opens the lab alone with only the replica panel, at `load`, and waits for its trace. */
+/** Opens the lab alone with only the replica panel, at `load`, shows it, and waits for its trace. */
 async function openPlayer(page, { load = 0.85, attrs = {} } = {}) {
   await openPage(page, '/lab.html');
   await page.locator(LAB).evaluate(
@@ -18,6 +18,8 @@ async function openPlayer(page, { load = 0.85, attrs = {} } = {}) {
       lab.setAttribute('panels', 'replica');
       lab.setAttribute('load', String(load));
       for (const [k, v] of Object.entries(attrs)) lab.setAttribute(k, v);
+      // The player's module is fetched, and its run traced, once the panel comes near the screen.
+      lab.shadowRoot.querySelector('figure[data-panel="replica"]').scrollIntoView();
       await lab.idle();
       await traced;
     },
@@ -258,6 +260,38 @@ test.describe('reduced motion', () => {
     await lab.locator('#replica-play').click();
     expect(await player(page, 'return p.playing'), 'Play still plays when asked').toBe(true);
   });
+});
+
+test('the player runs the lab’s point on the lab’s capacity, from a module fetched only once the panel is near', async ({ page }) => {
+  const fetched = [];
+  page.on('request', (r) => fetched.push(new URL(r.url()).pathname));
+  await openPage(page, '/lab.html');
+  await page.locator(LAB).evaluate((lab) => lab.ready);
+  expect(fetched.filter((p) => p.includes('kneelab_later')), 'no panel, no module').toEqual([]);
+  await openPlayer(page, { load: 0.9 });
+  expect(fetched.some((p) => p.endsWith('kneelab_later_bg.wasm'))).toBe(true);
+  const m = await page.locator(LAB).evaluate(async (lab) => {
+    const later = await import('/pkg/kneelab_later.js');
+    const config = { ...lab.config(), load: { ...lab.config().load, offered_load: lab.state.load } };
+    const own = new later.ReplicaPlayer(config, undefined); // measured here
+    const queue = (p) => JSON.stringify(p.queue());
+    const out = { shown: queue(lab.player), own: queue(own), steps: [lab.player.totalSteps, own.totalSteps] };
+    own.free();
+    const errors = [];
+    for (const bad of [{ rps: 'x', base_latency_s: 1, completions_counted: 1, window_s: 1 }, [], 7]) {
+      try {
+        new later.ReplicaPlayer(config, bad).free();
+      } catch (err) {
+        errors.push([err.path, err.message]);
+      }
+    }
+    return { ...out, errors };
+  });
+  // Measured afresh or taken from the lab, the capacity is the same: so is the run.
+  expect(m.own).toBe(m.shown);
+  expect(m.steps[0]).toBe(m.steps[1]);
+  expect(m.errors.map(([path]) => path)).toEqual(['capacity.rps', 'capacity', 'capacity']);
+  expect(m.errors[0][1]).toContain('expected f64');
 });
 
 test('screenshots at 85% and 100%, light and dark, 1280 and 360 px', async ({ browser }) => {

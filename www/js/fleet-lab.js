@@ -1,6 +1,6 @@
-// <fleet-lab>: replicas behind a router and an autoscaler over a compressed day, from the fleet
-// module (kneelab-web's `fleet` feature, `pkg/kneelab_fleet.js`), fetched when the element
-// connects. The reader picks a router, a signal, its thresholds, the cold start and the fleet's
+// <fleet-lab>: replicas behind a router and an autoscaler over a compressed day, from the page's
+// third module (kneelab-web's `fleet` feature, `pkg/kneelab_later.js`, see later.js), fetched when
+// the element connects. The reader picks a router, a signal, its thresholds, the cold start and the fleet's
 // bounds, and plays the day: the run advances a slice of about 8 ms per task, with a yield
 // between slices, and the charts redraw once per frame as it fills. Pin keeps a run's
 // scoreboard beside the next one. A bad value is named at its control (by the error's `path`)
@@ -11,7 +11,8 @@
 // `theme` is `light`, `dark` or `auto`.
 
 import { isTrap } from './wasm.js';
-import { discardFleet, loadFleet, runSliced } from './fleet-run.js';
+import { discardLater, loadLater } from './later.js';
+import { runSliced } from './fleet-run.js';
 // <knee-lab>'s modules come along (its styles are this lab's base): a page with both loads them
 // once, and the lesson page's bundle keeps them in one chunk rather than splitting the styles out.
 import './knee-lab.js';
@@ -72,7 +73,7 @@ export class FleetLabElement extends HTMLElement {
 
   async #init() {
     try {
-      this.#fleet = await loadFleet();
+      this.#fleet = await loadLater();
     } catch (err) {
       this.shadowRoot.textContent = `The fleet simulator could not be loaded: ${err.message ?? err}`;
       throw err;
@@ -211,13 +212,13 @@ export class FleetLabElement extends HTMLElement {
 
   /** After a trap: a fresh module, the dead run's charts dropped, and the reader told. */
   async #restart(err) {
-    discardFleet();
+    discardLater();
     this.#lab = null;
     this.dataset.stale = '';
     const status = this.#$('status');
     status.dataset.kind = 'error';
     status.textContent = `The fleet simulator crashed (${err.message}); restarting it…`;
-    this.#fleet = await loadFleet();
+    this.#fleet = await loadLater();
     status.textContent = 'The fleet simulator crashed and has restarted: play the day again.';
     return null;
   }
@@ -262,6 +263,6 @@ export class FleetLabElement extends HTMLElement {
   }
 }
 
-export { discardFleet, loadFleet, runSliced };
+export { discardLater, loadLater, runSliced };
 
 if (!customElements.get('fleet-lab')) customElements.define('fleet-lab', FleetLabElement);

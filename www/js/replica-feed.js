@@ -1,10 +1,15 @@
 // The replica player in a <knee-lab>: it traces the lab's current point once input pauses (a
 // trace is a few thousand engine steps: not worth redoing on every frame of a drag) and hands
-// the run to the player (replica-player.js).
+// the run to the player (replica-player.js). The trace comes from the page's third module
+// (later.js), fetched when the panel first comes near: the same config and seed as the lab's
+// point, so the very run its readouts come from.
 
 import { PLAYER_PANEL, ReplicaPlayer } from './replica-player.js';
 import { pushCapped } from './schedule.js';
 import { chartColours } from './knee-lab-style.js';
+import { configOf } from './knee-lab-settings.js';
+import { discardLater, loadLater } from './later.js';
+import { isTrap } from './wasm.js';
 
 export { PLAYER_PANEL };
 
@@ -19,6 +24,8 @@ export class PlayerFeed {
   #host;
   #core;
   #timer = 0;
+  /** Whether the panel has come near the screen: until then nothing is fetched or traced. */
+  #near = false;
 
   /** A feed for the player in `root`, from the lab `core` (knee-lab-core.js) of `host`. */
   constructor(host, root, core) {
@@ -26,6 +33,16 @@ export class PlayerFeed {
     this.#core = core;
     const onError = (err) => core.sim.crashed(err) || core.alerts.showError(err);
     this.player = new ReplicaPlayer(root, { colours: () => chartColours(host), onError });
+    const near = new IntersectionObserver(
+      (entries) => {
+        if (!entries.some((e) => e.isIntersecting)) return;
+        near.disconnect();
+        this.#near = true;
+        if (this.stale) this.#schedule();
+      },
+      { rootMargin: '500px' },
+    );
+    near.observe(root.getElementById(`chart-${PLAYER_PANEL}`));
   }
 
   /** Draws the player again, or traces the current point first if its trace is older. */
@@ -46,23 +63,43 @@ export class PlayerFeed {
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
       this.#timer = 0;
-      const { sim, panels, timings, alerts } = this.#core;
-      if (!sim.alive() || !panels.includes(PLAYER_PANEL) || !this.stale) return;
-      if (this.#core.busy) return this.#schedule(); // the point is still changing
-      let source;
-      const began = performance.now();
-      try {
-        source = sim.lab.replicaPlayer();
-        pushCapped(timings.player, performance.now() - began);
-      } catch (err) {
-        if (sim.crashed(err)) return;
-        if (err.kind !== 'state') alerts.showError(err);
-        return; // no point yet: the next render asks again
-      }
-      this.stale = false;
-      this.player.setSource(source);
-      const detail = { steps: this.player.length };
-      this.#host.dispatchEvent(new CustomEvent('kneelab-player', { detail, bubbles: true, composed: true }));
+      this.#trace();
     }, PLAYER_SETTLE_MS);
+  }
+
+  async #trace() {
+    const core = this.#core;
+    if (!this.#near || !core.panels.includes(PLAYER_PANEL) || !this.stale) return;
+    if (core.busy) return this.#schedule(); // the point is still changing
+    let later;
+    try {
+      later = await loadLater();
+    } catch (err) {
+      core.alerts.showError(new Error(`The replica player could not be loaded: ${err.message ?? err}`));
+      return;
+    }
+    if (!this.stale) return;
+    if (core.busy) return this.#schedule();
+    const { state, timings } = core;
+    if (!(state.load > 0)) return this.player.clear(); // no run at no load
+    const config = configOf(state);
+    config.load.offered_load = state.load;
+    // The lab's own capacity, so the player runs the lab's very point without measuring it.
+    const capacity = core.sim.call(() => core.sim.lab.capacity(), null);
+    let source;
+    const began = performance.now();
+    try {
+      source = new later.ReplicaPlayer(config, capacity);
+      pushCapped(timings.player, performance.now() - began);
+    } catch (err) {
+      // A trap leaves that module dead: the next trace, after the next change, gets a fresh one.
+      if (isTrap(err)) discardLater();
+      core.alerts.showError(err);
+      return;
+    }
+    this.stale = false;
+    this.player.setSource(source);
+    const detail = { steps: this.player.length };
+    this.#host.dispatchEvent(new CustomEvent('kneelab-player', { detail, bubbles: true, composed: true }));
   }
 }

@@ -75,24 +75,30 @@ const CONFIG_SHAPE: &str = "an object ({ engine, cost, workload, load, slo, run 
 
 /// Parses (without validating) a config given as a JS object, naming the field of any error.
 pub fn config(value: &JsValue) -> Result<Config, Fault> {
-    parse(value, CONFIG_SHAPE)
+    parse(value, "config", CONFIG_SHAPE)
 }
 
-/// Parses (without validating) a JS object by a schema of the core (a `Config`, a
-/// `FleetConfig`), described as `shape` in messages; errors name the field, unknown keys too
-/// (every struct of the schema denies unknown fields).
-pub fn parse<T: serde::de::DeserializeOwned>(value: &JsValue, shape: &str) -> Result<T, Fault> {
+/// Parses (without validating) a JS object, the argument `name`, by a schema of the core (a
+/// `Config`, a `FleetConfig`, a `Capacity`), described as `shape` in messages; errors name the
+/// field (a config's by its path, anything else's under `name`), unknown keys too (every struct
+/// of the schema denies unknown fields).
+pub fn parse<T: serde::de::DeserializeOwned>(value: &JsValue, name: &str, shape: &str) -> Result<T, Fault> {
     if !value.is_object() {
-        return Err(Fault::new("config", Kind::Type, format!("expected {shape}, got {}", describe(value))));
+        return Err(Fault::new(name, Kind::Type, format!("expected {shape}, got {}", describe(value))));
     }
-    let copy = plain(value, "config")?;
+    let copy = plain(value, name)?;
     if !copy.is_object() || js_sys::Array::is_array(&copy) {
         let got = if copy.is_object() { "an array".to_string() } else { describe(&copy) };
-        return Err(Fault::new("config", Kind::Type, format!("expected {shape}, got {got}")));
+        return Err(Fault::new(name, Kind::Type, format!("expected {shape}, got {got}")));
     }
-    crate::read::Node::of(&copy)
-        .read()
-        .map_err(|e| Fault::new(if e.path.is_empty() { "config" } else { &e.path }, Kind::Type, e.message))
+    crate::read::Node::of(&copy).read().map_err(|e| {
+        let path = match (e.path.is_empty(), name) {
+            (true, _) => name.to_string(),
+            (false, "config") => e.path,
+            (false, _) => format!("{name}.{}", e.path),
+        };
+        Fault::new(&path, Kind::Type, e.message)
+    })
 }
 
 /// A plain-data copy of an object or array: `JSON.parse(JSON.stringify(value))`, whatever the

@@ -324,6 +324,7 @@ pub fn replica_data(s: &Snapshot) -> replica::ReplicaData {
 
 /// An iteration of a step trace as the played replica chart draws it, `phase` (0-1) of the way
 /// through: the TTFT clocks run to that instant, against `ttft_slo_s`.
+#[cfg(any(feature = "player", test))]
 pub fn replica_step_data(s: &Snapshot, ttft_slo_s: f64, phase: f64) -> replica::ReplicaData {
     let now = s.t_s + phase.clamp(0.0, 1.0) * s.duration_s;
     let share = |t: f64| t / ttft_slo_s;

@@ -1,7 +1,8 @@
-//! The fleet lab (the `fleet` feature, built as the page's third module, `kneelab_fleet`): a
-//! kneelab-sim `Fleet` run a slice at a time, so the page answers input while a day plays, and
-//! its charts drawn by kneelab-plot's `fleet` module. A shell that holds the core's fleet and
-//! forwards; the settings the page offers come from `kneelab_sim::fleet_schema`.
+//! The fleet lab (the `fleet` feature, built with the replica player into the page's third
+//! module, `kneelab_later`): a kneelab-sim `Fleet` run a slice at a time, so the page answers
+//! input while a day plays, and its charts drawn by kneelab-plot's `fleet` module. A shell that
+//! holds the core's fleet and forwards; the settings the page offers come from
+//! `kneelab_sim::fleet_schema`.
 
 use kneelab_plot::fleet::{FleetChart, FleetData};
 use kneelab_sim::fleet::{Fleet, FleetConfig};
@@ -32,7 +33,7 @@ impl FleetLab {
     /// whose `path` names the field at fault (`autoscaler.min_replicas`, ...).
     #[wasm_bindgen(constructor)]
     pub fn new(config: JsValue) -> Result<FleetLab, Fault> {
-        let config: FleetConfig = boundary::parse(&config, FLEET_SHAPE)?;
+        let config: FleetConfig = boundary::parse(&config, "config", FLEET_SHAPE)?;
         let fleet = Fleet::new(&config).map_err(js_error)?;
         Ok(FleetLab { fleet, config, t_s: 0.0, done: false })
     }

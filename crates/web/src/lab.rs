@@ -7,7 +7,6 @@ use wasm_bindgen::prelude::*;
 
 use crate::boundary::{self, Fault, Kind, core as js_error};
 use crate::charts::{self, ChartData};
-use crate::player::ReplicaPlayer;
 use crate::{readouts, to_js};
 
 /// One knee lab: owns the current config and draws into the canvases it is given.
@@ -115,13 +114,10 @@ impl Lab {
         Ok(self.lab()?.point().map(|p| exposition::prometheus_text(&p.outcome, &model_name)).unwrap_or_default())
     }
 
-    /// The replica player (the `replica` panel) at the slider's load: the first iterations of
-    /// the run the readouts come from. Throws (`kind: state`) before the capacity is measured.
-    #[wasm_bindgen(js_name = replicaPlayer)]
-    pub fn replica_player(&mut self) -> Result<ReplicaPlayer, Fault> {
-        let scenario = self.lab()?.point_scenario().map_err(js_error)?;
-        let scenario = scenario.ok_or_else(|| Fault::general(Kind::State, "no run at this load yet"))?;
-        ReplicaPlayer::of(&scenario)
+    /// The replica's measured capacity (`{rps, base_latency_s, completions_counted, window_s}`),
+    /// or null until it is measured: what the replica player takes to run the lab's point.
+    pub fn capacity(&mut self) -> Result<JsValue, Fault> {
+        to_js(&self.lab()?.capacity())
     }
 
     /// Draws the latency chart on a log axis (`true`) or a linear one from 0 (`false`).

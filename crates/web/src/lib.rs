@@ -19,6 +19,7 @@ mod job;
 mod lab;
 #[cfg(feature = "paste")]
 mod paste;
+#[cfg(any(feature = "player", test))]
 mod player;
 mod read;
 mod readouts;
@@ -30,6 +31,7 @@ pub use job::SweepJob;
 pub use lab::Lab;
 #[cfg(feature = "paste")]
 pub use paste::Paste;
+#[cfg(feature = "player")]
 pub use player::ReplicaPlayer;
 pub use replica::ReplicaView;
 

@@ -3,12 +3,14 @@
 //! whole run, and a window of it traced iteration by iteration, moved along the run on request.
 
 use kneelab_sim::schema::{REPLICA_HISTORY_BINS, REPLICA_STEPS};
-use kneelab_sim::{Options, Scenario, Simulation, Snapshot, StepWindow};
+use kneelab_sim::{Capacity, Options, Scenario, Simulation, Snapshot, StepWindow};
 use wasm_bindgen::prelude::*;
 
 use crate::boundary::{self, Fault, Kind};
 use crate::charts;
 use crate::to_js;
+
+const CAPACITY_SHAPE: &str = "a capacity ({ rps, base_latency_s, completions_counted, window_s })";
 
 /// Start times of the steps that preempted, kept at most (a run that preempts more is marked by
 /// its first ones).
@@ -148,12 +150,20 @@ fn bin_of(t_s: f64, end_s: f64) -> usize {
 
 #[wasm_bindgen]
 impl ReplicaPlayer {
-    /// Runs `config` (the CLI's JSON schema) and traces its first window. Throws an `Error`
-    /// naming the field on bad input.
+    /// Runs `config` (the CLI's JSON schema) and traces its first window. An offered load is
+    /// a fraction of `capacity` if given (a lab's `capacity()`, so the player runs the very
+    /// point its readouts come from, without measuring again), else of a capacity measured
+    /// here. Throws an `Error` naming the field on bad input.
     #[wasm_bindgen(constructor)]
-    pub fn new(config: JsValue) -> Result<ReplicaPlayer, Fault> {
+    pub fn new(config: JsValue, capacity: JsValue) -> Result<ReplicaPlayer, Fault> {
         let config = boundary::config(&config)?;
-        ReplicaPlayer::of(&kneelab_sim::prepare_scenario(&config).map_err(boundary::core)?)
+        let scenario = if capacity.is_undefined() || capacity.is_null() {
+            kneelab_sim::prepare_scenario(&config)
+        } else {
+            let capacity: Capacity = boundary::parse(&capacity, "capacity", CAPACITY_SHAPE)?;
+            Scenario::resolve(&config, &capacity)
+        };
+        ReplicaPlayer::of(&scenario.map_err(boundary::core)?)
     }
 
     /// Traces the window of iterations starting at or after `from_s` (simulated seconds) in
@@ -252,5 +262,32 @@ impl ReplicaPlayer {
         data.history.clone_from(&self.history);
         data.history_at = bin_of(step.t_s, self.end_s);
         charts::draw_on(&canvas, dark, chrome, |area, style| kneelab_plot::replica::draw(area, &data, style))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use kneelab_sim::{Config, Simulation};
+
+    use super::*;
+
+    /// The player, given a lab's capacity, runs the very point the lab's readouts come from.
+    #[test]
+    fn given_a_labs_capacity_it_runs_the_labs_point() {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/rag.json")).unwrap();
+        let mut config = Config::from_json(&text).unwrap();
+        config.run.requests = 2_000;
+        config.run.warmup_requests = Some(200);
+        let mut lab = kneelab_lab::Lab::new(config.clone()).unwrap();
+        lab.set_load(0.9).unwrap();
+        lab.run_point().unwrap();
+        let capacity = lab.capacity().expect("running the point measured it");
+        config.load.offered_load = Some(0.9);
+        let scenario = Scenario::resolve(&config, &capacity).unwrap();
+        let player = ReplicaPlayer::of(&scenario).unwrap();
+        let ran = Simulation::new(&scenario, Options::default()).run().unwrap().with_capacity(&capacity).summary;
+        let point = &lab.point().expect("the point ran").outcome.summary;
+        assert_eq!(format!("{ran:?}"), format!("{point:?}"));
+        assert!(player.total_steps > 0 && !player.steps.is_empty());
     }
 }

@@ -31,8 +31,8 @@ const ENTRIES: &[&str] = &["js/knee-lab.js", "js/fleet-lab.js", "js/wasm.js", "j
 const FILES: &[(&str, &str)] = &[
     ("target/site/pkg/kneelab_web.js", "pkg/kneelab_web.js"),
     ("target/site/pkg/kneelab_web_bg.wasm", "pkg/kneelab_web_bg.wasm"),
-    ("target/site/pkg/kneelab_fleet.js", "pkg/kneelab_fleet.js"),
-    ("target/site/pkg/kneelab_fleet_bg.wasm", "pkg/kneelab_fleet_bg.wasm"),
+    ("target/site/pkg/kneelab_later.js", "pkg/kneelab_later.js"),
+    ("target/site/pkg/kneelab_later_bg.wasm", "pkg/kneelab_later_bg.wasm"),
     ("target/site/lab.html", "lab.html"),
     ("target/site/css/lab.css", "css/lab.css"),
     ("package/knee-lab.d.ts", "js/knee-lab.d.ts"),

@@ -16,9 +16,9 @@ const CRATE_NAME: &str = "kneelab_web";
 /// The second module, kneelab-web with its `paste` feature, which the lesson's "paste your
 /// scrapes" loads on first use: `./pkg/kneelab_paste.js`.
 pub const PASTE_NAME: &str = "kneelab_paste";
-/// The third module, kneelab-web with its `fleet` feature, which `<fleet-lab>` loads when it
-/// comes near: `./pkg/kneelab_fleet.js`.
-pub const FLEET_NAME: &str = "kneelab_fleet";
+/// The third module, kneelab-web with its `fleet` and `player` features, which the page loads
+/// when a `<fleet-lab>` or a lab's `replica` panel comes near: `./pkg/kneelab_later.js`.
+pub const LATER_NAME: &str = "kneelab_later";
 
 /// Arguments of `cargo xtask build-web`.
 #[derive(clap::Args)]
@@ -39,7 +39,7 @@ pub fn run(args: &Args) -> Result<()> {
     if out_dir.exists() {
         fs::remove_dir_all(&out_dir).with_context(|| format!("removing {}", out_dir.display()))?;
     }
-    for (features, name) in [(None, CRATE_NAME), (Some("paste"), PASTE_NAME), (Some("fleet"), FLEET_NAME)] {
+    for (features, name) in [(None, CRATE_NAME), (Some("paste"), PASTE_NAME), (Some("fleet,player"), LATER_NAME)] {
         let wasm = build_wasm(args.dev, features)?;
         bindgen(&wasm, &out_dir, name, args.dev)?;
         let bg_wasm = out_dir.join(format!("{name}_bg.wasm"));
@@ -244,7 +244,7 @@ fn print_sizes(site: &Path, unbundled: &[PathBuf]) -> Result<()> {
         let mut name = file.strip_prefix(site).unwrap_or(file).display().to_string();
         // The paste and fleet modules are fetched only when a reader gets to them: not part
         // of the page's load.
-        let on_use = |n: &str| n.starts_with(PASTE_NAME) || n.starts_with(FLEET_NAME);
+        let on_use = |n: &str| n.starts_with(PASTE_NAME) || n.starts_with(LATER_NAME);
         if file.file_name().and_then(|n| n.to_str()).is_some_and(on_use) {
             name += " (on use)";
         } else {

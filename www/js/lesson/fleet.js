@@ -4,7 +4,7 @@
 // signal on the lab's day, and the reader's rule from "Explain it to a colleague", tried here.
 // The words are the section's templates; every number in them comes from the runs.
 
-import { loadFleet, runSliced } from '../fleet-lab.js';
+import { loadLater, runSliced } from '../fleet-lab.js';
 
 /** Which signal a reader's rule names, by the words it uses (first match wins). */
 const RULE_WORDS = [
@@ -32,7 +32,7 @@ async function insertSection() {
  */
 export async function setup({ say, fill, modelLabel }) {
   const $ = (id) => document.getElementById(id);
-  let [fleet] = await Promise.all([loadFleet(), insertSection()]);
+  let [fleet] = await Promise.all([loadLater(), insertSection()]);
   // The model the prose names, as the rest of the page names it.
   fill($('fleet'), { model_label: modelLabel });
   const el = $('fleet-lab');
@@ -84,7 +84,7 @@ export async function setup({ say, fill, modelLabel }) {
     const rows = [];
     const base = el.config();
     try {
-      fleet = await loadFleet(); // a fresh one if the lab's had to restart
+      fleet = await loadLater(); // a fresh one if the lab's had to restart
       for (const s of signals) {
         status.textContent = `Playing the day with ${s.label}…`;
         const config = structuredClone(base);
