@@ -2,7 +2,7 @@
 // part, the replica's limits with the binding one named from the engine, and vLLM's names.
 import fs from 'node:fs';
 import path from 'node:path';
-import { test, expect, inkedPixels, openPage, setLab } from './helpers.mjs';
+import { test, expect, inkedPixels, openPage, reach, setLab } from './helpers.mjs';
 
 /** Commits `choice` in step `n`, reveals it, and returns the step's lab once it is idle. */
 async function revealStep(page, n, choice) {
@@ -73,6 +73,7 @@ test.describe('the limits chart', () => {
 test("the calculator follows the engine: the cap and the time in the batch at saturation, the binding limit named", async ({ page }) => {
   await openPage(page);
   await setLab(page, { workload: 'chat' });
+  await reach(page, 'sizing');
   await page.locator('#ll-use-knee').click();
   const r = await page.locator('#lab').evaluate((el) => el.readouts);
   await expect(page.locator('#ll-batch-s')).toHaveValue(String(Math.round(r.saturation_batch_s * 100) / 100));
@@ -104,6 +105,7 @@ test('the page pairs each L with its own W and never calls TPOT inter-token late
 test('/metrics holds the request histograms vLLM exports, and the panel judges the queue over a window', async ({ page }) => {
   await openPage(page);
   await setLab(page, { load: 0.6 });
+  await reach(page, 'cluster');
   const text = await page.locator('#lab').evaluate((el) => el.metricsText());
   for (const name of [
     'vllm:time_to_first_token_seconds',
@@ -220,6 +222,7 @@ test('"Ask a tutor" writes a prompt with the lab link and numbers, the predictio
   await page.locator('[data-step="3"] input[value="flat"]').check();
   await page.locator('[data-step="3"] button.reveal').click();
   await page.locator('#colleague-text').fill('Scale out when GPU utilization is high.');
+  await reach(page, 'worked');
   await page.locator('#tutor-copy').click();
   const prompt = page.locator('#tutor-prompt');
   await expect(prompt).toBeVisible();
@@ -264,6 +267,7 @@ test('the tear you can see: a linear latency axis by default with a log toggle, 
 
 test("vLLM V1's defaults by GPU class are stated, from the engine's presets", async ({ page }) => {
   await openPage(page);
+  await reach(page, 'cluster');
   const text = page.locator('#v1-defaults');
   await expect(text).toContainText('on an A100-80GB, --max-num-batched-tokens 2,048 and --max-num-seqs 256');
   await expect(text).toContainText('on an H100-SXM, --max-num-batched-tokens 8,192 and --max-num-seqs 1,024');
@@ -437,11 +441,13 @@ test('the page takes its settings from one schema (kneelab_sim::schema, written 
     return [Number(el.min), Number(el.max)];
   });
   expect(slider).toEqual([schema.load_range.min * 100, schema.load_range.max * 100]);
+  await reach(page, 'cluster');
   expect(await page.locator('#cluster-kv option').evaluateAll((os) => os.map((o) => o.value))).toEqual(
     schema.options.kv_cache_tokens.map(String),
   );
   // The worked example states the RAG SLOs from it.
   const rag = schema.workloads.find((w) => w.name === 'rag');
+  await reach(page, 'worked');
   await expect(page.locator('[data-live=rag_slo_tpot]')).toHaveText(`${rag.slo_tpot_ms} ms`);
   // The premises the prose states are the schema's: the RAG prompt, the compared loads, the cap.
   const pct = (x) => `${Math.round(x * 100)}%`;

@@ -64,6 +64,16 @@ export const test = base.extend({
 export { expect };
 
 /**
+ * Brings the lesson's section `id` near the screen and waits until its beat is set up: the
+ * beats below the knee load their modules only as they come near (main.js).
+ */
+export async function reach(page, id) {
+  const section = page.locator(`#${id}`);
+  await section.scrollIntoViewIfNeeded();
+  await expect(section).toHaveAttribute('data-ready', 'true');
+}
+
+/**
  * Opens `path` and waits until the page says its wasm module is initialised
  * (`<html data-ready="true">`); fails with the page's own message if it reports an error.
  */

@@ -417,8 +417,11 @@ test('every control change: first redraw within 150 ms (p95), the whole sweep wi
 // 188,297 (the wasm 164,041). Moving the replica player into the third module, fetched when a
 // `replica` panel first comes near (it runs the lab's point from the lab's own capacity, which
 // the main module now exports for +480 bytes), took the page to 221,430 bytes, the lab alone to
-// 183,343 (the wasm 159,246). The bars below are what this reached.
-const BUDGETS = { '/': 221_500, '/lab.html': 183_400 };
+// 183,343 (the wasm 159,246). Setting up the beats below the knee (the calculator, "On your
+// cluster" with its /metrics panel, the worked examples and the tutor) only as they come near,
+// their modules loaded then, took the page to 216,581 bytes (main.js 13,418 to 6,145, with 4,358
+// of chunks it shares with them). The bars below are what this reached.
+const BUDGETS = { '/': 216_650, '/lab.html': 183_400 };
 test('everything the pages load totals at most its budget as sent gzipped, all from this origin', async ({ page }) => {
   for (const [url, budget] of Object.entries(BUDGETS)) {
     const responses = [];

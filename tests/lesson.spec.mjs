@@ -1,7 +1,7 @@
 // The lesson page (www/index.html) beat by beat: predict-then-reveal gating, the Little's Law
 // calculator, recall cards, the simulated /metrics panel, URL state, goodput, open vs closed
 // loop, worked examples, and full-page screenshots at 1280 and 380 px.
-import { test, expect, inkedPixels, openPage, setLab } from './helpers.mjs';
+import { test, expect, inkedPixels, openPage, reach, setLab } from './helpers.mjs';
 
 /** Waits until the main lab (or another, by CSS selector) has no work pending. */
 async function labIdle(page, selector = '#lab') {
@@ -11,17 +11,26 @@ async function labIdle(page, selector = '#lab') {
   });
 }
 
+/** The beats main.js sets up only as they come near. */
+const LATER_BEATS = ['sizing', 'cluster', 'worked'];
 
 const dataValue = async (locator) => Number(await locator.getAttribute('data-value'));
 
 /** Scrolls through the whole page (in the page, a frame per screenful) so every lazy lab and table starts. */
 async function scrollThrough(page) {
+  const pass = () =>
+    page.evaluate(async () => {
+      const frame = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+      for (let y = 0; y < document.documentElement.scrollHeight; y += innerHeight) {
+        scrollTo({ top: y, behavior: 'instant' });
+        await frame();
+      }
+    });
+  // The first pass loads the beats set up as they come near; the second passes them set up.
+  await pass();
+  for (const id of LATER_BEATS) await expect(page.locator(`#${id}`)).toHaveAttribute('data-ready', 'true');
+  await pass();
   await page.evaluate(async () => {
-    const frame = () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
-    for (let y = 0; y < document.documentElement.scrollHeight; y += innerHeight) {
-      scrollTo({ top: y, behavior: 'instant' });
-      await frame();
-    }
     for (const el of document.querySelectorAll('knee-lab')) {
       await el.ready;
       await el.idle();
@@ -41,8 +50,10 @@ async function revealAll(page) {
       input.value = v;
       input.dispatchEvent(new Event('input', { bubbles: true }));
     }
-    document.getElementById('ll-use-knee').click();
   });
+  // The calculator's beat is set up as it comes near.
+  await reach(page, 'sizing');
+  await page.locator('#ll-use-knee').click();
   // Step 5 opens once the engine has measured its time in the batch, when the step comes near.
   const step5 = page.locator('[data-step="5"]');
   await step5.scrollIntoViewIfNeeded();
@@ -174,6 +185,7 @@ test.describe("Little's Law calculator", () => {
 
   test('cap 64, 8 s in the batch, peak 100 QPS give 8 QPS per replica and 13 replicas; bad input keeps them', async ({ page }) => {
     await openPage(page);
+    await reach(page, 'sizing');
     const form = page.locator('#ll-form');
     const qps = form.locator('[data-metric=ll_max_qps]');
     const replicas = form.locator('[data-metric=ll_replicas]');
@@ -236,6 +248,7 @@ test.describe("Little's Law calculator", () => {
 
   test("the engine's knee gives a replica count at least the naive saturation one", async ({ page }) => {
     await openPage(page);
+    await reach(page, 'sizing');
     await labIdle(page);
     await page.locator('#ll-use-knee').click();
     await expect(page.locator('#ll-use-knee')).toHaveAttribute('aria-pressed', 'true');
@@ -286,6 +299,7 @@ test('recall cards hide their answer until click or Enter, with aria-expanded', 
 
 test('the /metrics panel uses vLLM names and follows the lab’s load', async ({ page }) => {
   await openPage(page);
+  await reach(page, 'cluster');
   const panel = page.locator('pre[data-panel="metrics"]');
   await setLab(page, { load: 0.5 });
   for (const name of [
@@ -317,6 +331,7 @@ test('the /metrics panel uses vLLM names and follows the lab’s load', async ({
 
 test('on your cluster: a KV cache too small for 64 sequences shows preemptions, and the link keeps it', async ({ page }) => {
   await openPage(page);
+  await reach(page, 'cluster');
   await labIdle(page);
   // The caps on offer, and the knobs list that names them, are the schema's knob columns.
   const columns = await page.evaluate(async () => (await import('/pkg/kneelab_schema.js')).default.lesson.knob_columns);
@@ -352,6 +367,7 @@ test.describe('URL state', () => {
     await labIdle(page);
     await page.locator('knee-lab#lab #closed-loop').check();
     await page.locator('knee-lab#lab #preset').selectOption('llama-3-8b-h100');
+    await reach(page, 'cluster');
     await page.locator('input[name="cluster-seqs"][value="8"]').check();
     await page.locator('#slo-ttft-range').fill('4'); // 1 s
     // The hash is written debounced: wait until it carries every change.
@@ -369,6 +385,7 @@ test.describe('URL state', () => {
     expect(await page.evaluate(() => location.hash)).toBe(hash);
     await expect(page.locator('knee-lab#lab #closed-loop')).toBeChecked();
     await expect(page.locator('knee-lab#lab #preset')).toHaveValue('llama-3-8b-h100');
+    await reach(page, 'cluster');
     await expect(page.locator('input[name="cluster-seqs"][value="8"]')).toBeChecked();
     const state = await page.locator('#lab').evaluate((el) => el.state);
     expect(state).toMatchObject({ mode: 'closed', preset: 'llama-3-8b-h100', maxNumSeqs: 8, sloTtftMs: 1000 });
@@ -386,6 +403,7 @@ test.describe('URL state', () => {
     await expect(page.locator('knee-lab#lab #max-num-seqs')).toHaveValue('16');
     expect(await page.locator('#lab').evaluate((el) => el.state.kneeRule)).toBe('attainment');
     // What the page writes back is keyed by Config path.
+    await reach(page, 'cluster');
     await page.locator('input[name="cluster-seqs"][value="8"]').check();
     await expect.poll(() => page.evaluate(() => location.hash)).toMatch(/engine\.max_num_seqs=8/);
     expect(await page.evaluate(() => location.hash)).not.toMatch(/max-num-seqs/);

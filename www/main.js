@@ -20,11 +20,6 @@ import * as steps from './js/lesson/steps.js';
 import * as clocks from './js/lesson/clocks.js';
 import * as knee from './js/lesson/knee.js';
 import * as goodput from './js/lesson/goodput.js';
-import * as calculator from './js/lesson/calculator.js';
-import * as cluster from './js/lesson/cluster.js';
-import * as metricsPanel from './js/lesson/metrics-panel.js';
-import * as worked from './js/lesson/worked.js';
-import * as tutor from './js/lesson/tutor.js';
 import * as hero from './js/lesson/hero.js';
 
 const status = document.getElementById('page-status');
@@ -57,13 +52,27 @@ try {
     base_budget: SCHEMA.engine.max_num_batched_tokens.toLocaleString('en-US'),
   });
   const context = { wasm, lab, setMain };
-  for (const module of [hero, toc, recall, colleague, analogy, steps, clocks, knee, goodput, calculator, cluster, metricsPanel, worked, tutor]) {
+  for (const module of [hero, toc, recall, colleague, analogy, steps, clocks, knee, goodput]) {
     module.setup(context);
   }
-  // "Your replica on its knee" is loaded as its section comes near: most readers never paste.
-  whenNear(document.getElementById('paste-form'), () => import('./js/lesson/paste.js').then((m) => m.setup(context)));
-  // The fleet lab (its element and its own wasm module) loads as "Route and autoscale" comes near.
-  whenNear(document.getElementById('fleet'), () => import('./js/lesson/fleet.js').then((m) => m.setup({ ...context, say, fill, modelLabel: SCHEMA.model_label })));
+  // The beats further down load their modules as their sections come near (500 px ahead), so the
+  // page's first load carries only what its top needs. Each sets itself up from the state it
+  // finds then (a value typed before is read, the main lab's state is shown); its section then
+  // says data-ready="true".
+  const near = (id, loads, extra = {}) => {
+    const section = document.getElementById(id);
+    whenNear(section, async () => {
+      for (const m of await Promise.all(loads.map((load) => load()))) m.setup({ ...context, ...extra });
+      section.dataset.ready = 'true';
+    });
+  };
+  near('sizing', [() => import('./js/lesson/calculator.js')]);
+  near('cluster', [() => import('./js/lesson/cluster.js'), () => import('./js/lesson/metrics-panel.js')]);
+  near('worked', [() => import('./js/lesson/worked.js'), () => import('./js/lesson/tutor.js')]);
+  // "Your replica on its knee": most readers never paste.
+  near('paste-form', [() => import('./js/lesson/paste.js')]);
+  // The fleet lab (its element and the third wasm module) as "Route and autoscale" comes near.
+  near('fleet', [() => import('./js/lesson/fleet.js')], { say, fill, modelLabel: SCHEMA.model_label });
   status.textContent = '';
   status.hidden = true;
   document.documentElement.dataset.ready = 'true';
