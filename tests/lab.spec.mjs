@@ -420,8 +420,11 @@ test('every control change: first redraw within 150 ms (p95), the whole sweep wi
 // 183,343 (the wasm 159,246). Setting up the beats below the knee (the calculator, "On your
 // cluster" with its /metrics panel, the worked examples and the tutor) only as they come near,
 // their modules loaded then, took the page to 216,581 bytes (main.js 13,418 to 6,145, with 4,358
-// of chunks it shares with them). The bars below are what this reached.
-const BUDGETS = { '/': 216_650, '/lab.html': 183_400 };
+// of chunks it shares with them). Reading a struct only from an object (never from the list of
+// its fields, which serde's derive also takes and the CLI now refuses too) left every struct's
+// derived `visit_seq` out of the wasm: the page 213,251 bytes, the lab alone 180,013 (the wasm
+// 155,916). The bars below are what this reached.
+const BUDGETS = { '/': 213_300, '/lab.html': 180_050 };
 test('everything the pages load totals at most its budget as sent gzipped, all from this origin', async ({ page }) => {
   for (const [url, budget] of Object.entries(BUDGETS)) {
     const responses = [];

@@ -531,7 +531,7 @@ impl Config {
 }
 
 /// Parses a JSON object into one of the schema's types, naming the field of the first problem.
-pub(crate) fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, ConfigError> {
+pub(crate) fn from_json<T: serde::de::DeserializeOwned + Serialize>(text: &str) -> Result<T, ConfigError> {
     {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         if !text.trim_start().starts_with('{') {
@@ -561,7 +561,33 @@ pub(crate) fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T,
             ConfigError::new(path, message)
         })?;
         de.end().map_err(|e| syntax_error(&e))?;
+        // serde's derive also takes a struct as the list of its fields in order; the page's
+        // reader does not, and neither does this: a struct is an object of named fields.
+        let given: serde_json::Value = serde_json::from_str(text).map_err(|e| syntax_error(&e))?;
+        let read = serde_json::to_value(&config).expect("the schema's types serialize");
+        if let Some(path) = struct_given_as_list(&given, &read, String::new()) {
+            return Err(ConfigError::new(path, "invalid type: sequence, expected an object of named fields"));
+        }
         Ok(config)
+    }
+}
+
+/// The path of the first place where `given` has a list and `read` (what it read as, written
+/// back) an object: a struct written as a list of its fields.
+fn struct_given_as_list(given: &serde_json::Value, read: &serde_json::Value, path: String) -> Option<String> {
+    use serde_json::Value::{Array, Object};
+    let at = |key: &str| if path.is_empty() { key.to_string() } else { format!("{path}.{key}") };
+    match (given, read) {
+        (Array(_), Object(_)) => Some(path),
+        (Object(given), Object(read)) => {
+            given.iter().find_map(|(key, value)| read.get(key).and_then(|r| struct_given_as_list(value, r, at(key))))
+        }
+        (Array(given), Array(read)) => given
+            .iter()
+            .zip(read)
+            .enumerate()
+            .find_map(|(i, (g, r))| struct_given_as_list(g, r, format!("{path}[{i}]"))),
+        _ => None,
     }
 }
 
