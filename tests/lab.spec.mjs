@@ -424,8 +424,10 @@ test('every control change: first redraw within 150 ms (p95), the whole sweep wi
 // its fields, which serde's derive also takes and the CLI now refuses too) left every struct's
 // derived `visit_seq` out of the wasm: the page 213,251 bytes, the lab alone 180,013 (the wasm
 // 155,916). Ordering a sweep's points by insertion, the one stable sort the wasm held, took the
-// page to 211,236 bytes, the lab alone to 177,998. The bars below are what this reached.
-const BUDGETS = { '/': 211_300, '/lab.html': 178_050 };
+// page to 211,236 bytes, the lab alone to 177,998. The readouts kept as a list, not a BTreeMap
+// (the map's code was in the wasm for them alone), and the sizing error's `{:e}` written by hand:
+// the page 208,319, the lab alone 175,081 (the wasm 150,932). The bars below are what this reached.
+const BUDGETS = { '/': 208_350, '/lab.html': 175_100 };
 test('everything the pages load totals at most its budget as sent gzipped, all from this origin', async ({ page }) => {
   for (const [url, budget] of Object.entries(BUDGETS)) {
     const responses = [];

@@ -1,13 +1,41 @@
 //! The lab's live numbers as one flat map, keyed by the names the page's `data-metric`
 //! attributes use, each in the Summary's unit (seconds, requests per second, counts, fractions).
 
-use std::collections::BTreeMap;
-
 use kneelab_lab::Lab;
 use kneelab_sim::{Capacity, Goodput, QueuePoint, Summary, Sweep};
+use serde::ser::{Serialize, Serializer};
 
-/// Name -> value (`None` when not known yet, e.g. the knee before the sweep has finished).
-pub type Readouts = BTreeMap<&'static str, Option<f64>>;
+/// Name -> value (`None` when not known yet, e.g. the knee before the sweep has finished), in the
+/// order first set; it crosses to JS as an object. A list rather than a `BTreeMap`: about 80
+/// names, and the map's code (about 1.5 KB gzipped) would be in the page's wasm for this alone.
+#[derive(Debug, Default)]
+pub struct Readouts(Vec<(&'static str, Option<f64>)>);
+
+impl Readouts {
+    fn new() -> Readouts {
+        Readouts::default()
+    }
+
+    /// Sets `name` to `value`, in place if it is set already.
+    fn insert(&mut self, name: &'static str, value: Option<f64>) {
+        match self.0.iter_mut().find(|(n, _)| *n == name) {
+            Some(entry) => entry.1 = value,
+            None => self.0.push((name, value)),
+        }
+    }
+
+    /// The value of `name`: `None` if it is not set, `Some(None)` if it is set but not known yet.
+    #[cfg(test)]
+    fn get(&self, name: &str) -> Option<Option<f64>> {
+        self.0.iter().find(|(n, _)| *n == name).map(|&(_, v)| v)
+    }
+}
+
+impl Serialize for Readouts {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(name, value)| (name, value)))
+    }
+}
 
 /// What the current point contributes: its summary, goodput re-judged under the current SLOs,
 /// and for a closed loop the open loop run at the same achieved throughput.
@@ -203,5 +231,22 @@ mod tests {
         assert_eq!(waiting_over(&series, 5.0, 15.0), Some((2.0, 4)));
         assert_eq!(waiting_over(&series, 30.0, 30.0), None);
         assert_eq!(waiting_over(&[], 0.0, 1.0), None);
+    }
+
+    #[test]
+    fn a_name_set_again_keeps_its_place_and_takes_the_new_value() {
+        let mut r = Readouts::new();
+        r.insert("a", Some(1.0));
+        r.insert("b", None);
+        r.insert("a", Some(2.0));
+        assert_eq!((r.get("a"), r.get("b"), r.get("c")), (Some(Some(2.0)), Some(None), None));
+        assert_eq!(r.0.iter().map(|(n, _)| *n).collect::<Vec<_>>(), ["a", "b"]);
+    }
+
+    #[test]
+    fn capacity_and_nothing_else_before_a_point_or_a_sweep() {
+        let c = Capacity { rps: 4.0, base_latency_s: 1.5, completions_counted: 10, window_s: 2.5 };
+        let r = build(None, None, Some(c));
+        assert_eq!(r.0, [("capacity_rps", Some(4.0)), ("base_latency_s", Some(1.5))]);
     }
 }
