@@ -294,6 +294,31 @@ test('the player runs the lab’s point on the lab’s capacity, from a module f
   expect(m.errors[0][1]).toContain('expected f64');
 });
 
+test('a trap in the player’s module restarts that module, not the lab’s, and the next change plays again', async ({ page }) => {
+  await openPlayer(page, { load: 0.85 });
+  const lab = page.locator(LAB);
+  // The next draw traps, as a panic in the module would.
+  await page.evaluate(async () => {
+    const m = await import('/pkg/kneelab_later.js');
+    const draw = m.ReplicaPlayer.prototype.draw;
+    m.ReplicaPlayer.prototype.draw = function () {
+      m.ReplicaPlayer.prototype.draw = draw;
+      throw new WebAssembly.RuntimeError('unreachable');
+    };
+  });
+  await player(page, 'p.pause(true); p.step(1)');
+  await expect(lab.locator('#replica-note')).toContainText('simulator stopped (unreachable)');
+  expect(await player(page, 'return p.loaded')).toBe(false);
+  // The lab's own module and charts stand.
+  expect(await page.evaluate(async () => (await import('/js/wasm.js')).kneelabGeneration())).toBe(0);
+  await expect(lab).not.toHaveAttribute('data-stale', '');
+  await retrace(page, 'lab.state = { load: arg }', 0.9);
+  await expect(lab.locator('#replica-note')).toBeEmpty();
+  expect(await player(page, 'return p.length')).toBeGreaterThan(0);
+  const fresh = await page.evaluate(() => performance.getEntriesByType('resource').some((r) => r.name.includes('kneelab_later.js?instance=1')));
+  expect(fresh, 'a fresh instance of the player’s module').toBe(true);
+});
+
 test('screenshots at 85% and 100%, light and dark, 1280 and 360 px', async ({ browser }) => {
   test.setTimeout(120_000);
   for (const [width, height] of [[1280, 900], [360, 800]]) {

@@ -23,6 +23,7 @@ export class PlayerFeed {
   stale = true;
   #host;
   #core;
+  #root;
   #timer = 0;
   /** Whether the panel has come near the screen: until then nothing is fetched or traced. */
   #near = false;
@@ -31,8 +32,9 @@ export class PlayerFeed {
   constructor(host, root, core) {
     this.#host = host;
     this.#core = core;
-    const onError = (err) => core.sim.crashed(err) || core.alerts.showError(err);
-    this.player = new ReplicaPlayer(root, { colours: () => chartColours(host), onError });
+    this.#root = root;
+    // The player draws and traces on the third module, so its errors are that module's.
+    this.player = new ReplicaPlayer(root, { colours: () => chartColours(host), onError: (err) => this.#failed(err) });
     const near = new IntersectionObserver(
       (entries) => {
         if (!entries.some((e) => e.isIntersecting)) return;
@@ -92,14 +94,26 @@ export class PlayerFeed {
       source = new later.ReplicaPlayer(config, capacity);
       pushCapped(timings.player, performance.now() - began);
     } catch (err) {
-      // A trap leaves that module dead: the next trace, after the next change, gets a fresh one.
-      if (isTrap(err)) discardLater();
-      core.alerts.showError(err);
+      this.#failed(err);
       return;
     }
     this.stale = false;
+    this.#root.getElementById('replica-note').textContent = '';
     this.player.setSource(source);
     const detail = { steps: this.player.length };
     this.#host.dispatchEvent(new CustomEvent('kneelab-player', { detail, bubbles: true, composed: true }));
+  }
+
+  /**
+   * An error from the third module. A trap leaves that module dead (never the lab's own, whose
+   * charts stand): the player's run is dropped and the panel says so; the next trace, after the
+   * next change, is made on a fresh instance.
+   */
+  #failed(err) {
+    if (!isTrap(err)) return this.#core.alerts.showError(err);
+    discardLater();
+    this.drop();
+    this.#root.getElementById('replica-note').textContent =
+      `The replica player's simulator stopped (${err.message}); it restarts with your next change.`;
   }
 }
