@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { test, expect, inkedPixels, openPage } from './helpers.mjs';
+import { test, expect, inkedPixels, openPage, trapNext } from './helpers.mjs';
 import { serveFolder } from './static-server.mjs';
 
 const LAB = '#fleet-lab';
@@ -155,15 +155,7 @@ test.describe('a crashed fleet simulator', () => {
   test('says so, restarts its module, and plays again', async ({ page }) => {
     await openFleet(page);
     const good = await play(page);
-    // The next step traps, as a panic in the module would.
-    await page.evaluate(async () => {
-      const m = await import('/pkg/kneelab_later.js');
-      const step = m.FleetLab.prototype.step;
-      m.FleetLab.prototype.step = function () {
-        m.FleetLab.prototype.step = step;
-        throw new WebAssembly.RuntimeError('unreachable');
-      };
-    });
+    await trapNext(page, '/pkg/kneelab_later.js', 'FleetLab', 'step');
     expect(await play(page)).toBeNull();
     const lab = page.locator(LAB);
     await expect(lab.locator('#status')).toContainText('has restarted');

@@ -64,6 +64,24 @@ export const test = base.extend({
 export { expect };
 
 /**
+ * Makes the next call of `className.prototype[method]` in the page's wasm module `module` (a
+ * path under /pkg/) trap, as a panic in the module would; later calls work again.
+ */
+export async function trapNext(page, module, className, method) {
+  await page.evaluate(
+    async ([module, className, method]) => {
+      const proto = (await import(module))[className].prototype;
+      const real = proto[method];
+      proto[method] = function () {
+        proto[method] = real;
+        throw new WebAssembly.RuntimeError('unreachable');
+      };
+    },
+    [module, className, method],
+  );
+}
+
+/**
  * Brings the lesson's section `id` near the screen and waits until its beat is set up: the
  * beats below the knee load their modules only as they come near (main.js).
  */

@@ -4,7 +4,7 @@
 // chunked prefill off gives a stalled step; a small KV cache a preemption. It does not play on
 // its own under reduced motion, and it is cheap to play.
 import path from 'node:path';
-import { test, expect, openPage } from './helpers.mjs';
+import { test, expect, openPage, trapNext } from './helpers.mjs';
 
 const LAB = 'knee-lab#lab';
 const shots = path.join(path.dirname(new URL(import.meta.url).pathname), 'test-results', 'screenshots');
@@ -297,15 +297,7 @@ test('the player runs the lab’s point on the lab’s capacity, from a module f
 test('a trap in the player’s module restarts that module, not the lab’s, and the next change plays again', async ({ page }) => {
   await openPlayer(page, { load: 0.85 });
   const lab = page.locator(LAB);
-  // The next draw traps, as a panic in the module would.
-  await page.evaluate(async () => {
-    const m = await import('/pkg/kneelab_later.js');
-    const draw = m.ReplicaPlayer.prototype.draw;
-    m.ReplicaPlayer.prototype.draw = function () {
-      m.ReplicaPlayer.prototype.draw = draw;
-      throw new WebAssembly.RuntimeError('unreachable');
-    };
-  });
+  await trapNext(page, '/pkg/kneelab_later.js', 'ReplicaPlayer', 'draw');
   await player(page, 'p.pause(true); p.step(1)');
   await expect(lab.locator('#replica-note')).toContainText('simulator stopped (unreachable)');
   expect(await player(page, 'return p.loaded')).toBe(false);
