@@ -62,7 +62,7 @@ try {
   const near = (id, loads, extra = {}) => {
     const section = document.getElementById(id);
     whenNear(section, async () => {
-      for (const m of await Promise.all(loads.map((load) => load()))) m.setup({ ...context, ...extra });
+      for (const m of await Promise.all(loads.map((load) => load()))) await m.setup({ ...context, ...extra });
       section.dataset.ready = 'true';
     });
   };

@@ -1,8 +1,8 @@
 // <fleet-lab>: replicas behind a router and an autoscaler over a compressed day, from the page's
 // third module (kneelab-web's `fleet` feature, `pkg/kneelab_later.js`, see later.js), fetched when
-// the element connects. The reader picks a router, a signal, its thresholds, the cold start and the fleet's
-// bounds, and plays the day: the run advances a slice of about 8 ms per task, with a yield
-// between slices, and the charts redraw once per frame as it fills. Pin keeps a run's
+// the element connects. The reader picks a router, a signal, its thresholds, the cold start and
+// the fleet's bounds, and plays the day: the run advances a slice of about 8 ms per task, with a
+// yield between slices, and the charts redraw once per frame as it fills. Pin keeps a run's
 // scoreboard beside the next one. A bad value is named at its control (by the error's `path`)
 // and the last good run stays on show.
 //

@@ -291,15 +291,6 @@ impl Lab {
         Ok(())
     }
 
-    /// The slider's run, as a scenario (the replica player traces its first iterations); `None`
-    /// until the capacity is measured, or at load 0.
-    pub fn point_scenario(&self) -> Result<Option<Scenario>, ConfigError> {
-        match self.capacity() {
-            Some(capacity) if self.load > 0.0 => self.scenario_at_load(capacity).map(Some),
-            _ => Ok(None),
-        }
-    }
-
     fn scenario_at_load(&self, capacity: Capacity) -> Result<Scenario, ConfigError> {
         let config = &self.config;
         let at_load =

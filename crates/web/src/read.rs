@@ -268,7 +268,6 @@ impl<'de> de::Deserializer<'de> for Reader<'_> {
         }
     }
 
-    /// serde_json reads an array as a struct's fields in order, so the CLI takes one.
     /// A struct is read only from an object, never from a list of its fields in order (which
     /// serde's derive would take, and the CLI refuses too): no struct's `visit_seq` is reached,
     /// so none is compiled in (about 3.7 KB of gzipped wasm).

@@ -194,5 +194,4 @@ export function setup({ lab }) {
     $('paste-seconds').value = String(EXAMPLE_GAP_S);
     status.textContent = `Two scrapes of the lab's replica at ${formatPercent(lab.state.load)} of its capacity, ${formatSeconds(EXAMPLE_GAP_S)} apart: place them.`;
   });
-  form.dataset.ready = 'true';
 }
