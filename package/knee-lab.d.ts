@@ -54,10 +54,13 @@ export declare class KneeLab extends HTMLElement {
   readonly timings: { input: number[]; param: number[]; player: number[] };
   /** The `replica` panel's player. */
   readonly player: KneeLabPlayer;
-  /** Both load modes at the slider's load, and an open loop at the closed loop's throughput. */
-  compareLoops(): unknown;
-  /** The current run as vLLM's /metrics text (Prometheus format). */
-  metricsText(): string;
+  /**
+   * Both load modes at the slider's load, and an open loop at the closed loop's throughput, or
+   * null at no load; computed on the third module once the lab is idle.
+   */
+  compareLoops(): Promise<unknown>;
+  /** The current run as vLLM's /metrics text (Prometheus format), '' at no load; on the third module. */
+  metricsText(): Promise<string>;
   /** The simulator's config for the current state. */
   config(): KneeLabConfig;
   /** Resolves when no sweep or point is pending. */

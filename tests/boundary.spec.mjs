@@ -1,17 +1,20 @@
-// The wasm boundary in a real Chromium: the page's module accepts and rejects configs exactly as
+// The wasm boundary in a real Chromium: the page's modules accept and reject configs exactly as
 // the CLI does (same schema, same messages, see crates/cli/tests/cli.rs), and a wrong argument
-// from JS is an Error naming it, after which the module and its Lab still work.
+// from JS is an Error naming it, after which the module and its Lab still work. The lab's own
+// module is `wasm`; the engine's functions (`simulate`, `sweep`, `size`) and a lab's readings
+// below its charts are the third module's, `later`.
 import fs from 'node:fs';
 import { test, expect, openPage } from './helpers.mjs';
 
-/** Calls `fn(wasm)` in the page with the loaded module; returns what it returns. */
+/** Calls `fn(wasm, arg, later)` in the page with both modules loaded; returns what it returns. */
 async function withWasm(page, fn, arg) {
   return page.evaluate(
     async ([source, arg]) => {
       const { loadKneelab } = await import('/js/wasm.js');
-      const wasm = await loadKneelab();
+      const { loadLater } = await import('/js/later.js');
+      const [wasm, later] = await Promise.all([loadKneelab(), loadLater()]);
       // eslint-disable-next-line no-new-func
-      return new Function('wasm', 'arg', `return (${source})(wasm, arg);`)(wasm, arg);
+      return new Function('wasm', 'arg', 'later', `return (${source})(wasm, arg, later);`)(wasm, arg, later);
     },
     [fn.toString(), arg],
   );
@@ -38,7 +41,7 @@ test('the page computes the CLI’s numbers to the bit: every example equals its
   for (const name of names) {
     const config = JSON.parse(fs.readFileSync(new URL(`examples/${name}.json`, root), 'utf8'));
     const golden = JSON.parse(fs.readFileSync(new URL(`crates/cli/tests/golden/${name}.json`, root), 'utf8'));
-    const got = await withWasm(page, (wasm, config) => JSON.parse(JSON.stringify(wasm.simulate(config))), config);
+    const got = await withWasm(page, (_, config, later) => JSON.parse(JSON.stringify(later.simulate(config))), config);
     expect(got, name).toEqual(golden);
   }
 });
@@ -55,10 +58,10 @@ test('simulate rejects what the CLI rejects, with the CLI message', async ({ pag
   ];
   const got = await withWasm(
     page,
-    (wasm, rows) =>
+    (_, rows, later) =>
       rows.map(([json]) => {
         try {
-          wasm.simulate(JSON.parse(json));
+          later.simulate(JSON.parse(json));
           return 'no error';
         } catch (err) {
           return `${err instanceof Error}|${err.message}`;
@@ -75,7 +78,7 @@ test('simulate rejects what the CLI rejects, with the CLI message', async ({ pag
 });
 
 test('wrong arguments from JS are errors naming them, and the Lab stays usable', async ({ page }) => {
-  const result = await withWasm(page, (wasm) => {
+  const result = await withWasm(page, (wasm, _, later) => {
     const messages = [];
     const attempt = (fn) => {
       try {
@@ -92,18 +95,21 @@ test('wrong arguments from JS are errors naming them, and the Lab stays usable',
     attempt(() => lab.setConfig({ engine: { max_num_seq: 1 } }));
     attempt(() => lab.setLoad('0.5'));
     attempt(() => lab.setLoad(NaN));
-    attempt(() => lab.metricsText(5));
+    attempt(() => later.metricsText(config, 'x', 0.5, 'm'));
     attempt(() => lab.draw('latency', {}, false));
-    attempt(() => wasm.sweep({}, [0.5, 'x']));
-    attempt(() => wasm.size({ max_num_seqs: 64, batch_s: Symbol('s'), peak_qps: 40 }));
-    attempt(() => wasm.size(64));
+    attempt(() => later.sweep({}, [0.5, 'x']));
+    attempt(() => later.size({ max_num_seqs: 64, batch_s: Symbol('s'), peak_qps: 40 }));
+    attempt(() => later.size(64));
     attempt(() => new wasm.SweepJob({}, 7));
     // After every failure above, the same Lab takes a config and runs.
     lab.setConfig(config);
     lab.setLoad(0.5);
     while (lab.sweepStep()) {}
     const readouts = lab.runPoint();
-    return { messages, throughput: readouts.throughput_rps, metrics: lab.metricsText('m').length };
+    attempt(() => later.metricsText(config, lab.capacity(), 0.5, 5));
+    attempt(() => later.compareLoops(config, lab.capacity(), 0.5, 'long'));
+    const metrics = later.metricsText(config, lab.capacity(), 0.5, 'm').length;
+    return { messages, throughput: readouts.throughput_rps, metrics };
   });
   expect(result.messages).toEqual([
     expect.stringMatching(/^config: could not be read as JSON: a getter that throws$/),
@@ -111,19 +117,21 @@ test('wrong arguments from JS are errors naming them, and the Lab stays usable',
     expect.stringMatching(/^engine\.max_num_seq: unknown field/),
     expect.stringMatching(/^load\.offered_load: expected a number, got the string "0\.5"$/),
     expect.stringMatching(/^load\.offered_load: expected a finite number/),
-    expect.stringMatching(/^model_name: expected a string, got the number 5$/),
+    expect.stringMatching(/^capacity: expected a capacity \(.*\), got the string "x"$/),
     expect.stringMatching(/^canvas: expected a <canvas> element, got an object$/),
     expect.stringMatching(/^loads\[1\]: expected a number, got the string "x"$/),
     expect.stringMatching(/^batch_s: expected a number, got a symbol$/),
     expect.stringMatching(/^size: expected an object \{max_num_seqs, batch_s, peak_qps\}, got the number 64$/),
     expect.stringMatching(/^loads: expected an array of numbers, got the number 7$/),
+    expect.stringMatching(/^model_name: expected a string, got the number 5$/),
+    expect.stringMatching(/^load\.think_time_s: expected a number, got the string "long"$/),
   ]);
   expect(result.throughput).toBeGreaterThan(0);
   expect(result.metrics).toBeGreaterThan(100);
 });
 
 test('every error carries the path at fault and its kind, not only a message', async ({ page }) => {
-  const seen = await withWasm(page, (wasm) => {
+  const seen = await withWasm(page, (wasm, _, later) => {
     const grab = (f) => {
       try {
         f();
@@ -134,16 +142,16 @@ test('every error carries the path at fault and its kind, not only a message', a
     };
     const lab = new wasm.Lab();
     const rows = {
-      range: grab(() => wasm.simulate({ engine: { max_num_seqs: 0 } })),
-      unknown: grab(() => wasm.simulate({ engine: { max_num_seq: 1 } })),
-      type: grab(() => wasm.simulate({ seed: 'x' })),
-      notObject: grab(() => wasm.simulate(5)),
+      range: grab(() => later.simulate({ engine: { max_num_seqs: 0 } })),
+      unknown: grab(() => later.simulate({ engine: { max_num_seq: 1 } })),
+      type: grab(() => later.simulate({ seed: 'x' })),
+      notObject: grab(() => later.simulate(5)),
       load: grab(() => lab.setLoad(1e-9)),
       order: grab(() => lab.runPoint()),
       canvas: grab(() => lab.draw('latency', 'not a canvas', false)),
       dark: grab(() => lab.draw('latency', document.createElement('canvas'), 'yes')),
-      size: grab(() => wasm.size('x')),
-      loads: grab(() => wasm.sweep({}, [0.5, null])),
+      size: grab(() => later.size('x')),
+      loads: grab(() => later.sweep({}, [0.5, null])),
     };
     lab.free();
     return rows;
@@ -194,4 +202,23 @@ test('the lab marks the control an engine error names, by its path', async ({ pa
     }, good);
     await expect(lab.locator(`#${control}-error`)).toHaveText('');
   }
+});
+
+test.describe(() => {
+  test.use({ allowedIssues: ['crashForTest: the module was asked to trap'] });
+  test('a trap in the third module discards it once, and the next call runs on a fresh instance', async ({ page }) => {
+    const fetched = [];
+    page.on('request', (req) => fetched.push(req.url()));
+    const got = await page.evaluate(async () => {
+      const { callLater } = await import('/js/later.js');
+      const size = { max_num_seqs: 64, batch_s: 8, peak_qps: 100 };
+      const before = (await callLater('size', size)).replicas;
+      const trapped = await callLater('crashForTest').then(() => 'no error', (err) => err.constructor.name);
+      const after = (await callLater('size', size)).replicas;
+      const { kneelabGeneration } = await import('/js/wasm.js');
+      return { before, trapped, after, labModule: kneelabGeneration() };
+    });
+    expect(got).toEqual({ before: 13, trapped: 'RuntimeError', after: 13, labModule: 0 });
+    expect(fetched.filter((url) => /kneelab_later\.js\?instance=\d/.test(url)).map((url) => url.split('?')[1])).toEqual(['instance=1']);
+  });
 });

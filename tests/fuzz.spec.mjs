@@ -1,7 +1,8 @@
 // Hostile input in a real Chromium: thousands of seeded random calls straight into the wasm
-// exports (wrong types, NaN, huge numbers, throwing getters, unknown fields, random configs), and
-// hundreds of random attribute values on a <knee-lab>. Every call must return or throw an Error
-// with a plain message; nothing may trap; the module and the element must still work after.
+// exports, the lab's module's and the third module's (wrong types, NaN, huge numbers, throwing
+// getters, unknown fields, random configs, extreme capacities), and hundreds of random attribute
+// values on a <knee-lab>. Every call must return or throw an Error with a plain message; nothing
+// may trap; the modules and the element must still work after.
 // A failure prints its seed: set KNEELAB_FUZZ_SEED to it to replay.
 import { test, expect, openPage } from './helpers.mjs';
 
@@ -12,6 +13,9 @@ const LAB = 'knee-lab#lab';
 async function fuzzWasm({ seed, count, selfThrowing = false }) {
   const { loadKneelab, kneelabGeneration } = await import('/js/wasm.js');
   const wasm = await loadKneelab();
+  // The engine's own functions and a lab's readings from its capacity: the third module.
+  const { loadLater } = await import('/js/later.js');
+  const later = await loadLater();
   const { default: SCHEMA } = await import('/pkg/kneelab_schema.js');
 
   // mulberry32: small, seeded, good enough to pick cases. (fuzzAttributes has its own copy: each
@@ -146,14 +150,29 @@ async function fuzzWasm({ seed, count, selfThrowing = false }) {
     return pick(labs);
   };
   const CHARTS = [...SCHEMA.panels, 'pie'];
+  // A lab's measured capacity (null from a lab not yet run), or one with extreme fields.
+  const extreme = () => pick([0, -1, 1e-300, 1e300, 0.5, 3, 2 ** 32, Number.MAX_VALUE, 4.9e-324]);
+  const capacityArg = () => {
+    if (chance(0.15)) return hostile();
+    if (chance(0.25)) return { rps: extreme(), base_latency_s: extreme(), completions_counted: extreme(), window_s: extreme() };
+    try {
+      return labOf().capacity();
+    } catch {
+      return null; // a lab with no config yet
+    }
+  };
+  const loadArg = () => (chance(0.7) ? rand() * 1.2 : hostile0());
   const calls = [
-    ['simulate', () => wasm.simulate(arg())],
-    ['sweep', () => wasm.sweep(chance(0.7) ? randomConfig() : hostile(), loadsArg())],
+    ['simulate', () => later.simulate(arg())],
+    ['sweep', () => later.sweep(chance(0.7) ? randomConfig() : hostile(), loadsArg())],
     ['size', () => {
       const pick = () => (chance(0.5) ? 1 + rand() * 100 : hostile0());
       const fields = ['max_num_seqs', 'batch_s', 'peak_qps', 'knee_qps', 'saturation_qps'];
-      return wasm.size(chance(0.8) ? Object.fromEntries(fields.filter(() => chance(0.9)).map((f) => [f, pick()])) : pick());
+      return later.size(chance(0.8) ? Object.fromEntries(fields.filter(() => chance(0.9)).map((f) => [f, pick()])) : pick());
     }],
+    ['metricsText', () => later.metricsText(arg(), capacityArg(), loadArg(), chance(0.5) ? 'model' : hostile0())],
+    ['compareLoops', () => later.compareLoops(arg(), capacityArg(), loadArg(), chance(0.7) ? rand() * 10 : hostile0())],
+    ['capacity', () => labOf().capacity()],
     ['version', () => wasm.version()],
     ['setConfig', () => labOf().setConfig(arg())],
     ['setLoad', () => labOf().setLoad(chance(0.5) ? rand() * 1.2 : hostile0())],
@@ -166,9 +185,7 @@ async function fuzzWasm({ seed, count, selfThrowing = false }) {
     ['runPoint', () => labOf().runPoint()],
     ['readouts', () => labOf().readouts()],
     ['sweepResult', () => labOf().sweepResult()],
-    ['metricsText', () => labOf().metricsText(chance(0.5) ? 'model' : hostile0())],
     ['draw', () => labOf().draw(chance(0.9) ? pick(CHARTS) : hostile0(), chance(0.6) ? canvas : hostile0(), chance(0.6) ? chance(0.5) : hostile0())],
-    ['compareLoops', () => labOf().compareLoops(chance(0.7) ? rand() * 10 : hostile0())],
     ['SweepJob', () => {
       const job = new wasm.SweepJob(chance(0.7) ? randomConfig() : hostile(), loadsArg());
       jobs.push(job);

@@ -515,6 +515,29 @@ test('open vs closed loop: compared at the same slider and at the same throughpu
   await expect(live).not.toContainText('{');
 });
 
+// The comparison runs on the page's third module (later.js), whose trap is that module's alone
+// (boundary.spec.mjs): the beat says the comparison failed, and the next change compares again.
+test('a comparison that fails says so, and the next change compares again', async ({ page }) => {
+  await openPage(page);
+  const box = page.locator('#loop-compare');
+  await box.scrollIntoViewIfNeeded();
+  await labIdle(page);
+  const live = page.locator('#loop-slider [data-said]');
+  await expect(live).toContainText('Same slider position');
+  // The element's next comparison fails once, as a trap mid-call would.
+  await page.locator('#lab').evaluate((el) => {
+    el.compareLoops = () => {
+      delete el.compareLoops;
+      return Promise.reject(new WebAssembly.RuntimeError('unreachable'));
+    };
+  });
+  await setLab(page, { load: 0.9 });
+  await expect(live).toHaveText(/^The comparison could not be simulated \(unreachable\); move the slider to try again\.$/);
+  await setLab(page, { load: 0.95 });
+  await expect(live).toContainText('Same slider position', { timeout: 10_000 });
+  await expect(live).not.toContainText('could not');
+});
+
 test('the sentence about the knee is the page\'s: a case per template, its numbers filled in, and an author\'s edit shows', async ({ page }) => {
   await openPage(page);
   const where = page.locator('#knee-position');

@@ -20,9 +20,9 @@
 // says so, keeps its last charts, and restarts on a fresh instance with its current settings.
 //
 // Script API: `state` (get a copy / set a partial object), `readouts`, `sweep`, `sweepDone`,
-// `config()`, `metricsText()`, `idle()`, `ready`, `timings`, `player`. Events (bubbling,
-// composed): `kneelab-change` when the reader changes a control, `kneelab-update` after every
-// redraw, `kneelab-player` when the replica player has a run.
+// `config()`, `metricsText()` and `compareLoops()` (promises), `idle()`, `ready`, `timings`,
+// `player`. Events (bubbling, composed): `kneelab-change` when the reader changes a control,
+// `kneelab-update` after every redraw, `kneelab-player` when the replica player has a run.
 //
 // It feels instant because work is split by what it depends on: dragging the load re-runs only
 // the current point, once per animation frame; any other change re-measures the replica and
@@ -34,6 +34,7 @@ import { DEFAULT_STATE, LISTS, PRESETS, SETTING_NAMES, WORKLOADS, clip, configOf
 import { buildReadouts, template } from './knee-lab-markup.js';
 import { showParts, syncControls, wire } from './knee-lab-controls.js';
 import { LabCore } from './knee-lab-core.js';
+import { callLater } from './later.js';
 
 export {
   SCHEMA, PRESETS, WORKLOADS, MAX_MODEL_LEN, SEQS, BUDGETS, KV_CACHE_TOKENS, BURSTINESS, METRIC_LABELS,
@@ -121,20 +122,28 @@ export class KneeLab extends HTMLElement {
   }
 
   /**
-   * Both load modes at the slider's load, and an open loop at the closed loop's throughput
-   * (kneelab_lab::LoopComparison), or null. It may run two simulations: call it after a pause.
+   * Resolves to both load modes at the slider's load, and an open loop at the closed loop's
+   * throughput (kneelab_lab::LoopComparison), or null (no load, no simulator). Computed on the
+   * page's third module from the lab's settled config and capacity: up to three simulations.
    */
   compareLoops() {
-    const sim = this.#core.sim;
-    if (!sim.lab || sim.restarting) return null;
-    return sim.call(() => sim.lab.compareLoops(this.#core.state.thinkTimeS), null);
+    return this.#atPoint(null, (config, capacity, state) =>
+      callLater('compareLoops', config, capacity, state.load, state.thinkTimeS));
   }
 
-  /** The current run as vLLM's /metrics text (Prometheus format). */
+  /** Resolves to the current run as vLLM's /metrics text (Prometheus format); '' at no load. */
   metricsText() {
-    const sim = this.#core.sim;
-    const model = PRESETS[this.#core.state.preset]?.model ?? 'model';
-    return sim.lab ? sim.call(() => sim.lab.metricsText(model), '') : '';
+    return this.#atPoint('', (config, capacity, state) =>
+      callLater('metricsText', config, capacity, state.load, PRESETS[state.preset]?.model ?? 'model'));
+  }
+
+  /** `fn(config, capacity, state)` once the lab is idle, or `fallback` if it has no point to read. */
+  async #atPoint(fallback, fn) {
+    await this.#core.idle();
+    const { sim, state } = this.#core;
+    const capacity = sim.lab && !sim.restarting ? sim.call(() => sim.lab.capacity(), null) : null;
+    if (!capacity || !(state.load > 0)) return fallback;
+    return fn(configOf(state), capacity, state);
   }
 
   /** Resolves when no sweep or point is pending (and no crashed simulator is being replaced). */
@@ -149,7 +158,7 @@ export class KneeLab extends HTMLElement {
 
   /**
    * The simulator's config for the current state, in the CLI's JSON schema (public: pages use it
-   * to run related configs through the wasm module's `simulate` and `sweep`). Its `load` carries
+   * to run related configs through `simulate` and `sweep` of `pkg/kneelab_later.js`). Its `load` carries
    * the mode and think time only; the lab supplies the offered load.
    */
   config() {

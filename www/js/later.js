@@ -1,9 +1,11 @@
-// The page's third wasm module (kneelab-web's `fleet` and `player` features,
-// `pkg/kneelab_later.js`): the fleet lab and the replica player, fetched when a <fleet-lab> or a
-// lab's `replica` panel first comes near, so the page's first load carries neither. One instance
-// per page, shared by whatever uses it.
+// The page's third wasm module (kneelab-web's `fleet`, `player` and `engine` features,
+// `pkg/kneelab_later.js`): the fleet lab, the replica player, the engine's own functions
+// (`simulate`, `sweep`, `size`) and a lab's readings below its charts (`compareLoops`,
+// `metricsText`, from the lab's config and measured capacity). Fetched when something first needs
+// it (a <fleet-lab> or a `replica` panel coming near, a lesson beat, a call), so the page's first
+// load carries the lab and its charts alone. One instance per page, shared by whatever uses it.
 
-import { pkgUrl } from './wasm.js';
+import { isTrap, pkgUrl } from './wasm.js';
 
 let module = null;
 let instance = 0;
@@ -26,9 +28,26 @@ export function loadLater() {
 
 /**
  * Drops the module after a trap (a Rust panic leaves its instance dead): the next `loadLater()`
- * instantiates a fresh one. Objects the dead one made stay dead.
+ * instantiates a fresh one. Objects the dead one made stay dead. `dead` is the instance that
+ * trapped (by default the current one), so two callers seeing one trap discard it once.
  */
-export function discardLater() {
+export function discardLater(dead = instance) {
+  if (dead !== instance) return; // already discarded
   module = null;
   instance += 1;
+}
+
+/**
+ * Resolves to the module's function `name` called with `args` (the module loaded first). A trap
+ * in it discards the module, so the next call has a fresh one, and rejects with the error.
+ */
+export async function callLater(name, ...args) {
+  const later = await loadLater();
+  const current = instance;
+  try {
+    return later[name](...args);
+  } catch (err) {
+    if (isTrap(err)) discardLater(current);
+    throw err;
+  }
 }

@@ -73,7 +73,10 @@ export function discardKneelab(gen = generation) {
   loadKneelab().catch(() => {});
 }
 
-/** The initialised module: `Lab`, `SweepJob`, `simulate`, `sweep`, `size`, `version`... */
+/**
+ * The initialised module: `Lab`, `SweepJob`, `ReplicaView`, `version`, the formatters... (the
+ * engine's own `simulate`, `sweep` and `size` are the third module's: later.js).
+ */
 export function loadKneelab() {
   if (loading) return loading;
   const gen = generation;

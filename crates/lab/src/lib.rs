@@ -278,7 +278,7 @@ impl Lab {
             return Ok(());
         }
         let config = &self.config;
-        let scenario = self.scenario_at_load(capacity)?;
+        let scenario = scenario_at(config, self.load, capacity)?;
         let measured = scenario.requests.saturating_sub(scenario.warmup);
         let trace_from = u32::try_from(measured.saturating_sub(u64::from(TRACED)) / 2).unwrap_or(0);
         let options = Options { series: true, trace_requests: TRACED, trace_from, ..Options::default() };
@@ -289,13 +289,6 @@ impl Lab {
         };
         self.point = Some(Point { load: self.load, mode: config.load.mode, outcome, open_at_same_throughput });
         Ok(())
-    }
-
-    fn scenario_at_load(&self, capacity: Capacity) -> Result<Scenario, ConfigError> {
-        let config = &self.config;
-        let at_load =
-            Config { load: LoadConfig { offered_load: Some(self.load), ..config.load.clone() }, ..config.clone() };
-        Scenario::resolve(&at_load, &capacity)
     }
 
     /// The current run, if it matches the current mode and load.
@@ -367,42 +360,11 @@ impl Lab {
         if self.load <= 0.0 {
             return Ok(None);
         }
-        let dist = self.config.load.think_dist.unwrap_or_default();
-        let key = (self.load, think_s, dist);
+        let key = (self.load, think_s, self.config.load.think_dist.unwrap_or_default());
         if let Some((_, c)) = self.loops.filter(|(k, _)| *k == key) {
             return Ok(Some(c));
         }
-        let base = Config { load: LoadConfig::default(), ..self.config.clone() };
-        let users = capacity::closed_users(self.load, think_s, &capacity);
-        let side = |s: &Summary| LoopSide { throughput_rps: s.throughput_rps, ttft_p99_s: s.ttft_s.p99 };
-        // The current point is one of the two sides (a closed one only if it thinks `think_s`).
-        let point = self.point();
-        // The comparison's open loops are Poisson: a bursty slider run is not one of its sides.
-        let poisson = self.config.load.burstiness.is_none_or(|b| b == 1.0);
-        let open = match point.filter(|p| p.mode == LoadMode::Open && poisson) {
-            Some(p) => side(&p.outcome.summary),
-            None => side(&simulate_with_capacity(
-                &Config { load: LoadConfig::open_offered(self.load), ..base.clone() },
-                capacity,
-            )?),
-        };
-        let (closed, same) =
-            match point.filter(|p| p.mode == LoadMode::Closed && self.config.load.think_time_s == Some(think_s)) {
-                Some(p) => (side(&p.outcome.summary), p.open_at_same_throughput.as_ref().map(side)),
-                None => {
-                    let load = LoadConfig { think_dist: Some(dist), ..LoadConfig::closed(users, think_s) };
-                    let closed = simulate_with_capacity(&Config { load, ..base.clone() }, capacity)?;
-                    (side(&closed), open_at(&base, closed.throughput_rps, capacity)?.as_ref().map(side))
-                }
-            };
-        let comparison = LoopComparison {
-            load: self.load,
-            capacity_rps: capacity.rps,
-            open,
-            closed,
-            users,
-            open_at_closed_throughput: same.unwrap_or(LoopSide { throughput_rps: 0.0, ttft_p99_s: 0.0 }),
-        };
+        let comparison = compare(&self.config, capacity, self.load, think_s, self.point())?;
         self.loops = Some((key, comparison));
         Ok(Some(comparison))
     }
@@ -465,4 +427,81 @@ pub fn check_load(load: f64) -> Result<(), ConfigError> {
 fn open_at(config: &Config, rate_rps: f64, capacity: Capacity) -> Result<Option<Summary>, ConfigError> {
     let open = Config { load: LoadConfig::open_rate(rate_rps), ..config.clone() };
     (rate_rps > 0.0).then(|| simulate_with_capacity(&open, capacity)).transpose()
+}
+
+/// What [`Lab::compare_loops`] gives for a lab of `config` whose measured capacity is `capacity`,
+/// at `load`, computed afresh (a page that holds the lab's config and capacity, not the lab,
+/// gets the same comparison); `None` at no load.
+pub fn compare_loops(
+    config: Config,
+    capacity: Capacity,
+    load: f64,
+    think_s: f64,
+) -> Result<Option<LoopComparison>, ConfigError> {
+    let config = normalised(config)?;
+    check_load(load)?;
+    if load <= 0.0 {
+        return Ok(None);
+    }
+    compare(&config, capacity, load, think_s, None).map(Some)
+}
+
+/// The run a lab of `config` whose measured capacity is `capacity` makes at `load`, without the
+/// queue series and traced window the lab keeps for its charts (which change nothing in a run):
+/// the same Outcome otherwise. `None` at no load.
+pub fn point_outcome(config: Config, capacity: Capacity, load: f64) -> Result<Option<Outcome>, ConfigError> {
+    let config = normalised(config)?;
+    check_load(load)?;
+    if load <= 0.0 {
+        return Ok(None);
+    }
+    let scenario = scenario_at(&config, load, capacity)?;
+    Ok(Some(Simulation::new(&scenario, Options::default()).run()?.with_capacity(&capacity)))
+}
+
+/// `config` resolved at offered load `load` against `capacity`.
+fn scenario_at(config: &Config, load: f64, capacity: Capacity) -> Result<Scenario, ConfigError> {
+    let at_load = Config { load: LoadConfig { offered_load: Some(load), ..config.load.clone() }, ..config.clone() };
+    Scenario::resolve(&at_load, &capacity)
+}
+
+/// Both load modes at `load`, and an open loop at the closed loop's throughput, for a normalised
+/// `config`; `point` (the lab's run at `load`, if any) stands in for the side it already ran.
+fn compare(
+    config: &Config,
+    capacity: Capacity,
+    load: f64,
+    think_s: f64,
+    point: Option<&Point>,
+) -> Result<LoopComparison, ConfigError> {
+    let dist = config.load.think_dist.unwrap_or_default();
+    let base = Config { load: LoadConfig::default(), ..config.clone() };
+    let users = capacity::closed_users(load, think_s, &capacity);
+    let side = |s: &Summary| LoopSide { throughput_rps: s.throughput_rps, ttft_p99_s: s.ttft_s.p99 };
+    // The comparison's open loops are Poisson: a bursty slider run is not one of its sides.
+    let poisson = config.load.burstiness.is_none_or(|b| b == 1.0);
+    let open = match point.filter(|p| p.mode == LoadMode::Open && poisson) {
+        Some(p) => side(&p.outcome.summary),
+        None => {
+            side(&simulate_with_capacity(&Config { load: LoadConfig::open_offered(load), ..base.clone() }, capacity)?)
+        }
+    };
+    // The point is the closed side only if it thinks `think_s`.
+    let (closed, same) = match point.filter(|p| p.mode == LoadMode::Closed && config.load.think_time_s == Some(think_s))
+    {
+        Some(p) => (side(&p.outcome.summary), p.open_at_same_throughput.as_ref().map(side)),
+        None => {
+            let load = LoadConfig { think_dist: Some(dist), ..LoadConfig::closed(users, think_s) };
+            let closed = simulate_with_capacity(&Config { load, ..base.clone() }, capacity)?;
+            (side(&closed), open_at(&base, closed.throughput_rps, capacity)?.as_ref().map(side))
+        }
+    };
+    Ok(LoopComparison {
+        load,
+        capacity_rps: capacity.rps,
+        open,
+        closed,
+        users,
+        open_at_closed_throughput: same.unwrap_or(LoopSide { throughput_rps: 0.0, ttft_p99_s: 0.0 }),
+    })
 }

@@ -188,6 +188,53 @@ fn the_loop_comparison_is_the_same_from_either_side_and_reuses_the_point() {
     assert_eq!(from_closed.compare_loops(think_s).unwrap(), None);
 }
 
+/// A page that holds a lab's config and capacity, not the lab, gets the lab's numbers: the loop
+/// comparison and the point's run (and so its /metrics text), in either mode.
+#[test]
+fn the_labs_config_and_capacity_give_its_comparison_and_its_point() {
+    let think_s = 5.0;
+    for config in [open(), closed(think_s)] {
+        let mut lab = Lab::new(config.clone()).unwrap();
+        lab.set_load(0.95).unwrap();
+        lab.run_point().unwrap();
+        let cap = lab.capacity().unwrap();
+        let from_lab = lab.compare_loops(think_s).unwrap();
+        assert_eq!(kneelab_lab::compare_loops(config.clone(), cap, 0.95, think_s).unwrap(), from_lab);
+
+        let point = kneelab_lab::point_outcome(config.clone(), cap, 0.95).unwrap().unwrap();
+        let lab_point = &lab.point().unwrap().outcome;
+        assert_eq!(format!("{:?}", point.summary), format!("{:?}", lab_point.summary));
+        let text = |o| kneelab_sim::exposition::prometheus_text(o, "m");
+        assert_eq!(text(&point), text(lab_point));
+
+        assert_eq!(kneelab_lab::compare_loops(config.clone(), cap, 0.0, think_s).unwrap(), None);
+        assert!(kneelab_lab::point_outcome(config.clone(), cap, 0.0).unwrap().is_none());
+        let e = kneelab_lab::point_outcome(config.clone(), cap, 7.0).unwrap_err();
+        assert_eq!(e.path, "load.offered_load");
+        let e = kneelab_lab::compare_loops(config, cap, 0.5, f64::NAN).unwrap_err();
+        assert!(e.path.contains("think_time_s"), "{e}");
+    }
+}
+
+/// A capacity from the page is data like any other: extreme values end in a result or an error
+/// naming a field, in bounded time, never a panic.
+#[test]
+fn any_capacity_given_finishes_in_a_result_or_an_error() {
+    let extremes = [4.9e-324, 1e-300, 0.5, 3.0, 1e300, f64::MAX];
+    for (i, &rps) in extremes.iter().enumerate() {
+        let base_latency_s = extremes[(i + 2) % extremes.len()];
+        let cap = kneelab_sim::Capacity { rps, base_latency_s, completions_counted: 3, window_s: 3.0 };
+        for config in [open(), closed(5.0)] {
+            if let Err(e) = kneelab_lab::compare_loops(config.clone(), cap, 1.0, 5.0) {
+                assert!(!e.path.is_empty(), "{e}");
+            }
+            if let Err(e) = kneelab_lab::point_outcome(config, cap, 1.2) {
+                assert!(!e.path.is_empty(), "{e}");
+            }
+        }
+    }
+}
+
 #[test]
 fn the_lab_runs_the_lessons_other_workload_too() {
     let mut lab = Lab::new(schema::lesson_config(WorkloadPreset::Chat, LoadConfig::default(), REQUESTS)).unwrap();

@@ -78,6 +78,12 @@ pub fn config(value: &JsValue) -> Result<Config, Fault> {
     parse(value, "config", CONFIG_SHAPE)
 }
 
+/// A lab's measured capacity (its `capacity()`), as the third module's functions take it.
+#[cfg(any(feature = "engine", feature = "player", test))]
+pub fn capacity(value: &JsValue) -> Result<kneelab_sim::Capacity, Fault> {
+    parse(value, "capacity", "a capacity ({ rps, base_latency_s, completions_counted, window_s })")
+}
+
 /// Parses (without validating) a JS object, the argument `name`, by a schema of the core (a
 /// `Config`, a `FleetConfig`, a `Capacity`), described as `shape` in messages; errors name the
 /// field (a config's by its path, anything else's under `name`), unknown keys too (every struct
@@ -129,6 +135,7 @@ pub fn number(value: &JsValue, name: &str) -> Result<f64, Fault> {
 }
 
 /// `undefined`/`null` as `None`, else a finite number.
+#[cfg(any(feature = "engine", feature = "paste", test))]
 pub fn optional_number(value: &JsValue, name: &str) -> Result<Option<f64>, Fault> {
     if value.is_undefined() || value.is_null() { Ok(None) } else { number(value, name).map(Some) }
 }

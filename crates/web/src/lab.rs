@@ -2,7 +2,6 @@
 //! draws. What a change keeps, the sweeps, the point and the comparisons are the core's.
 
 use kneelab_plot::latency::YScale;
-use kneelab_sim::exposition;
 use wasm_bindgen::prelude::*;
 
 use crate::boundary::{self, Fault, Kind, core as js_error};
@@ -93,29 +92,15 @@ impl Lab {
         to_js(&readouts::of_lab(self.lab()?))
     }
 
-    /// Both load modes at the slider's load, and an open loop at the closed loop's throughput
-    /// (`null` at no load); a closed loop's users think `think_time_s`.
-    #[wasm_bindgen(js_name = compareLoops)]
-    pub fn compare_loops(&mut self, think_time_s: JsValue) -> Result<JsValue, Fault> {
-        let think_s = boundary::number(&think_time_s, "load.think_time_s")?;
-        to_js(&self.lab()?.compare_loops(think_s).map_err(js_error)?)
-    }
-
     /// The current mode's sweep so far (the CLI's `sweep` JSON), judged under the current SLOs.
     #[wasm_bindgen(js_name = sweepResult)]
     pub fn sweep_result(&mut self) -> Result<JsValue, Fault> {
         to_js(&self.lab()?.sweep())
     }
 
-    /// The current run as vLLM's `/metrics` would show it (Prometheus text).
-    #[wasm_bindgen(js_name = metricsText)]
-    pub fn metrics_text(&mut self, model_name: JsValue) -> Result<String, Fault> {
-        let model_name = boundary::string(&model_name, "model_name")?;
-        Ok(self.lab()?.point().map(|p| exposition::prometheus_text(&p.outcome, &model_name)).unwrap_or_default())
-    }
-
     /// The replica's measured capacity (`{rps, base_latency_s, completions_counted, window_s}`),
-    /// or null until it is measured: what the replica player takes to run the lab's point.
+    /// or null until it is measured: what the replica player, the loop comparison and the
+    /// `/metrics` text (the third module's) take to run the lab's point.
     pub fn capacity(&mut self) -> Result<JsValue, Fault> {
         to_js(&self.lab()?.capacity())
     }

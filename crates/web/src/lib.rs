@@ -5,7 +5,6 @@
 //! lab's state between slider moves ([`Lab`]), and draws kneelab-plot's charts on canvases at the
 //! screen's pixel density. It holds no simulation logic.
 
-use kneelab_sim::sweep::{self, SweepOptions};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
@@ -13,6 +12,8 @@ use crate::boundary::{Fault, Kind};
 
 mod boundary;
 mod charts;
+#[cfg(any(feature = "engine", test))]
+mod engine;
 #[cfg(feature = "fleet")]
 mod fleet;
 mod job;
@@ -25,6 +26,8 @@ mod read;
 mod readouts;
 mod replica;
 
+#[cfg(feature = "engine")]
+pub use engine::{compare_loops, metrics_text, simulate, size, sweep};
 #[cfg(feature = "fleet")]
 pub use fleet::FleetLab;
 pub use job::SweepJob;
@@ -84,48 +87,6 @@ pub fn format_metric(name: &str, value: f64) -> String {
         Some(Unit::TokensPerSecond) => kneelab_plot::format_tokens_per_s(value),
         Some(Unit::Flag) | None => format!("{value}"),
     }
-}
-
-/// Runs one config (the CLI's `kneelab run`) and returns its Summary.
-#[wasm_bindgen]
-pub fn simulate(config: JsValue) -> Result<JsValue, Fault> {
-    let config = boundary::config(&config)?;
-    config.validate().map_err(boundary::core)?;
-    to_js(&kneelab_sim::simulate(&config).map_err(boundary::core)?)
-}
-
-/// Sweeps offered load (the CLI's `kneelab sweep`); `loads` defaults to 0.1, 0.15, ..., 1.2.
-#[wasm_bindgen]
-pub fn sweep(config: JsValue, loads: JsValue) -> Result<JsValue, Fault> {
-    let config = boundary::config(&config)?;
-    let loads = if loads.is_undefined() || loads.is_null() {
-        sweep::default_loads()
-    } else {
-        boundary::numbers(&loads, "loads", sweep::MAX_LOADS)?
-    };
-    to_js(&sweep::sweep(&config, &loads, SweepOptions::default()).map_err(boundary::core)?)
-}
-
-/// Little's Law sizing (the CLI's `kneelab size`): `{max_num_seqs, batch_s, peak_qps,
-/// knee_qps?, saturation_qps?}`, the W being the time in the batch.
-#[wasm_bindgen]
-pub fn size(input: JsValue) -> Result<JsValue, Fault> {
-    let get = |name: &str| js_sys::Reflect::get(&input, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
-    if !input.is_object() {
-        return Err(Fault::new(
-            "size",
-            Kind::Type,
-            format!("expected an object {{max_num_seqs, batch_s, peak_qps}}, got {}", boundary::describe(&input)),
-        ));
-    }
-    let sizing = kneelab_sim::size(&kneelab_sim::SizeInput {
-        max_num_seqs: boundary::number(&get("max_num_seqs"), "max_num_seqs")?,
-        batch_s: boundary::number(&get("batch_s"), "batch_s")?,
-        peak_qps: boundary::number(&get("peak_qps"), "peak_qps")?,
-        knee_qps: boundary::optional_number(&get("knee_qps"), "knee_qps")?,
-        saturation_qps: boundary::optional_number(&get("saturation_qps"), "saturation_qps")?,
-    });
-    to_js(&sizing.map_err(boundary::core)?)
 }
 
 /// Traps the module on purpose, as a bug in it would: the browser suite calls it to check that

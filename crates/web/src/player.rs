@@ -3,14 +3,12 @@
 //! whole run, and a window of it traced iteration by iteration, moved along the run on request.
 
 use kneelab_sim::schema::{REPLICA_HISTORY_BINS, REPLICA_STEPS};
-use kneelab_sim::{Capacity, Options, Scenario, Simulation, Snapshot, StepWindow};
+use kneelab_sim::{Options, Scenario, Simulation, Snapshot, StepWindow};
 use wasm_bindgen::prelude::*;
 
 use crate::boundary::{self, Fault, Kind};
 use crate::charts;
 use crate::to_js;
-
-const CAPACITY_SHAPE: &str = "a capacity ({ rps, base_latency_s, completions_counted, window_s })";
 
 /// Start times of the steps that preempted, kept at most (a run that preempts more is marked by
 /// its first ones).
@@ -160,8 +158,7 @@ impl ReplicaPlayer {
         let scenario = if capacity.is_undefined() || capacity.is_null() {
             kneelab_sim::prepare_scenario(&config)
         } else {
-            let capacity: Capacity = boundary::parse(&capacity, "capacity", CAPACITY_SHAPE)?;
-            Scenario::resolve(&config, &capacity)
+            Scenario::resolve(&config, &boundary::capacity(&capacity)?)
         };
         ReplicaPlayer::of(&scenario.map_err(boundary::core)?)
     }

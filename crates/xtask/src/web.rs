@@ -16,8 +16,9 @@ const CRATE_NAME: &str = "kneelab_web";
 /// The second module, kneelab-web with its `paste` feature, which the lesson's "paste your
 /// scrapes" loads on first use: `./pkg/kneelab_paste.js`.
 pub const PASTE_NAME: &str = "kneelab_paste";
-/// The third module, kneelab-web with its `fleet` and `player` features, which the page loads
-/// when a `<fleet-lab>` or a lab's `replica` panel comes near: `./pkg/kneelab_later.js`.
+/// The third module, kneelab-web with its `fleet`, `player` and `engine` features, which the page
+/// loads when something below the lab's charts needs it (a `<fleet-lab>`, a lab's `replica` panel,
+/// the loop comparison, the `/metrics` text, sizing): `./pkg/kneelab_later.js`.
 pub const LATER_NAME: &str = "kneelab_later";
 
 /// Arguments of `cargo xtask build-web`.
@@ -39,7 +40,8 @@ pub fn run(args: &Args) -> Result<()> {
     if out_dir.exists() {
         fs::remove_dir_all(&out_dir).with_context(|| format!("removing {}", out_dir.display()))?;
     }
-    for (features, name) in [(None, CRATE_NAME), (Some("paste"), PASTE_NAME), (Some("fleet,player"), LATER_NAME)] {
+    for (features, name) in [(None, CRATE_NAME), (Some("paste"), PASTE_NAME), (Some("fleet,player,engine"), LATER_NAME)]
+    {
         let wasm = build_wasm(args.dev, features)?;
         bindgen(&wasm, &out_dir, name, args.dev)?;
         let bg_wasm = out_dir.join(format!("{name}_bg.wasm"));

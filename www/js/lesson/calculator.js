@@ -1,6 +1,6 @@
 // Beat 6: the Little's Law calculator, on the batch: cap / time in the batch = the sequence-cap
-// limit; ceil(peak / that) = replicas, by the engine's own `size()` (which forgives float noise:
-// 64 / 8 is 8). Bad input shows an alert beside its field and keeps the last good result;
+// limit; ceil(peak / that) = replicas, by the engine's own `size()` (on the page's third module;
+// it forgives float noise: 64 / 8 is 8). Bad input shows an alert beside its field and keeps the last good result;
 // nothing shows NaN. "Use the engine's numbers" fills the cap and the time in the batch at
 // saturation from the main lab's sweep, names the binding limit, and divides the peak by the
 // knee's and saturation's throughputs.
@@ -8,6 +8,7 @@
 import { describeLimits } from '../knee-lab.js';
 import { fill, fillMetrics, formatMetric, formatNumber, formatRate, formatSeconds, onUpdate, say, whenNear } from './live.js';
 import { SIZING, sizingFromEngine } from './steps.js';
+import { callLater } from '../later.js';
 
 /** The calculator's fields by the name the engine's `size()` gives them in its errors. */
 const FIELDS = { max_num_seqs: 'll-cap', batch_s: 'll-batch-s', peak_qps: 'll-peak-qps' };
@@ -44,7 +45,7 @@ export function setup({ wasm, lab }) {
   const inputs = Object.fromEntries(Object.values(FIELDS).map((id) => [id, document.getElementById(id)]));
   let good = null; // the last valid { cap, batch, peak }
 
-  const compute = () => {
+  const compute = async () => {
     const values = {};
     let ok = true;
     for (const [name, id] of Object.entries(FIELDS)) {
@@ -56,7 +57,7 @@ export function setup({ wasm, lab }) {
     if (!ok) return; // keep the last good result on screen
     let s;
     try {
-      s = wasm.size(values);
+      s = await callLater('size', values);
     } catch (err) {
       const id = FIELDS[err.path];
       if (!id) throw err;
@@ -98,7 +99,7 @@ export function setup({ wasm, lab }) {
   let following = false;
   let filledFor = null;
 
-  function renderEngine() {
+  async function renderEngine() {
     if (!following) return;
     const r = lab.readouts;
     if (r.knee_rps == null || r.saturation_rps == null) {
@@ -119,7 +120,7 @@ export function setup({ wasm, lab }) {
       return;
     }
     if (!good) return; // a field the reader left invalid: its alert says so
-    const s = wasm.size({
+    const s = await callLater('size', {
       max_num_seqs: good.cap,
       batch_s: good.batch,
       peak_qps: good.peak,

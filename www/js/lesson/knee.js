@@ -1,8 +1,10 @@
 // Beat 4 around the main lab: sentences that quote its live numbers, and the open-versus-closed
-// comparison, which the lab computes itself (`compareLoops`: the other load mode at the same
-// config and slider position, and an open loop at the closed loop's achieved throughput).
+// comparison, which the lab computes from its config and capacity (`compareLoops`, on the page's
+// third module: the other load mode at the same config and slider position, and an open loop at
+// the closed loop's achieved throughput).
 
 import {
+  coalesced,
   configKey,
   debounce,
   fill,
@@ -94,16 +96,23 @@ function setupLoopCompare(lab) {
   const sameSlot = document.getElementById('loop-same');
   let near = false;
   say(slider, 'waiting', {});
-  const render = () => {
+  const render = coalesced(async () => {
     const load = lab.state.load;
     fill(box, { load: formatPercent(load) });
     if (!near) return;
-    const c = lab.compareLoops();
+    let c;
+    try {
+      c = await lab.compareLoops();
+    } catch (err) {
+      say(slider, 'failed', { why: err.message ?? String(err) });
+      return;
+    }
     if (!c) {
-      say(slider, load > 0 ? 'running' : 'no-traffic', {});
+      say(slider, lab.state.load > 0 ? 'running' : 'no-traffic', {});
       say(sameSlot, '', {});
       return;
     }
+    fill(box, { load: formatPercent(c.load) });
     const { open, closed, open_at_closed_throughput: same, capacity_rps: cap, users } = c;
     const m = (value, text) => ({ value, text });
     const rate = (side) => m(side.throughput_rps, formatRate(side.throughput_rps));
@@ -136,7 +145,7 @@ function setupLoopCompare(lab) {
     // A tail counts as hidden, or as mostly unoffered load, when it moves by more than APART.
     say(slider, open.ttft_p99_s > APART * closed.ttft_p99_s ? 'hides' : 'alike', values);
     say(sameSlot, same.ttft_p99_s * APART < open.ttft_p99_s ? 'offered' : 'bursts', values);
-  };
+  });
   // Up to two more simulations: after a pause, not on every slider step.
   onUpdate(lab, debounce(render, 200));
   watchNear(box, (isNear) => {

@@ -170,6 +170,30 @@ export function debounce(fn, ms) {
   return wrapped;
 }
 
+/**
+ * `fn` (async) run on each call, never twice at once: calls made while it runs become one more
+ * run after it, so a burst of updates costs at most two runs and the last sees the last state.
+ */
+export function coalesced(fn) {
+  let running = false;
+  let again = false;
+  return async function run() {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    try {
+      do {
+        again = false;
+        await fn();
+      } while (again);
+    } finally {
+      running = false;
+    }
+  };
+}
+
 /** Resolves after the browser has had a chance to handle input (a macrotask). */
 export function nextTask() {
   return new Promise((resolve) => setTimeout(resolve, 0));

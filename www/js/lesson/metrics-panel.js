@@ -1,9 +1,9 @@
 // The simulated /metrics panel: the main lab's current run as vLLM's Prometheus text
-// (`el.metricsText()`), refreshed after every redraw, plus a reading of it the way a dashboard
+// (`el.metricsText()`, written by the page's third module), refreshed once the lab settles, plus a reading of it the way a dashboard
 // would: the gauges, the waiting queue judged over the run's last minute (never one scrape), and
 // histogram_quantile(0.99, ...) over the latency histograms.
 
-import { fill, formatMetric, formatPercent, formatSeconds, onUpdate, say } from './live.js';
+import { coalesced, fill, formatMetric, formatPercent, formatSeconds, onUpdate, say } from './live.js';
 
 /** How far the window's average must sit from the run's to count as above or below it. */
 const APART = 1.25;
@@ -56,8 +56,15 @@ export function histogramQuantile(text, name, q) {
 export function setup({ lab }) {
   const pre = document.querySelector('pre[data-panel="metrics"]');
   const reading = document.getElementById('metrics-reading');
-  onUpdate(lab, ({ readouts: r }) => {
-    const text = lab.metricsText();
+  onUpdate(lab, coalesced(async () => {
+    let text;
+    try {
+      text = await lab.metricsText();
+    } catch (err) {
+      pre.textContent = `# The simulator could not write this run's /metrics (${err.message ?? err}); change a setting to try again.`;
+      return;
+    }
+    const r = lab.readouts; // the run the text is of: the lab has settled
     if (!text) {
       pre.textContent =
         r.load === 0 ? '# No traffic: the slider is at 0%, so there is nothing to scrape.' : 'Waiting for the simulator…';
@@ -100,5 +107,5 @@ export function setup({ lab }) {
       tpot_exact: formatSeconds(r.tpot_p99),
       itl_exact: formatSeconds(r.itl_p99),
     });
-  });
+  }));
 }

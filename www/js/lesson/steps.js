@@ -24,6 +24,7 @@ import {
 } from './live.js';
 import { SCHEMA } from '../knee-lab.js';
 import { BASE_ENGINE, sweepCached, workloadConfig } from './sweeps.js';
+import { callLater } from '../later.js';
 
 /** The verdicts' words, shared by the five steps (the page's, an author's to edit). */
 const VERDICTS = document.getElementById('verdict-words');
@@ -151,8 +152,17 @@ function setupStep(article, spec, wasm, lab) {
     // The question's own givens: the cap from the schema's engine, the peak from the article.
     fill(article, { cap: String(SIZING.cap), peak: String(SIZING.peakQps) });
     whenNear(article, async () => {
-      sizing = await sizingFromEngine(wasm, lab);
-      if (!sizing) return;
+      const engine = await sizingFromEngine(wasm, lab);
+      if (!engine) return;
+      // The answer's sizes (they depend on no guess), by the engine's `size()` on the third module.
+      const sized = { max_num_seqs: SIZING.cap, batch_s: engine.batchS, peak_qps: SIZING.peakQps };
+      const knee = engine.sweep.knee;
+      const [s, naive, atKnee] = await Promise.all([
+        callLater('size', sized),
+        callLater('size', { ...sized, batch_s: engine.e2eS }),
+        knee ? callLater('size', { ...sized, knee_qps: knee.throughput_rps }) : null,
+      ]);
+      sizing = { ...engine, sizes: { s, naive, atKnee } };
       fill(article, { q_batch: formatSeconds(sizing.batchS), q_e2e: formatSeconds(sizing.e2eS) });
       gate();
     });
@@ -178,9 +188,7 @@ function setupStep(article, spec, wasm, lab) {
     let right;
     let text;
     if (spec.numeric) {
-      const sized = { max_num_seqs: SIZING.cap, batch_s: sizing.batchS, peak_qps: SIZING.peakQps };
-      const s = wasm.size(sized);
-      const naive = wasm.size({ max_num_seqs: SIZING.cap, batch_s: sizing.e2eS, peak_qps: SIZING.peakQps });
+      const { s, naive, atKnee } = sizing.sizes;
       const { knee, saturation } = sizing.sweep;
       const qpsRight = Math.abs(g.qps - s.per_replica_max_qps) <= 0.05 * s.per_replica_max_qps;
       const replicasRight = Math.round(g.replicas) === s.replicas && g.replicas === Math.round(g.replicas);
@@ -206,9 +214,7 @@ function setupStep(article, spec, wasm, lab) {
         knee_rps: formatRate(knee?.throughput_rps),
         peak: String(SIZING.peakQps),
         knee_qps: formatNumber(knee?.throughput_rps),
-        knee_replicas: knee
-          ? String(wasm.size({ ...sized, knee_qps: knee.throughput_rps }).replicas_at_knee)
-          : '',
+        knee_replicas: atKnee ? String(atKnee.replicas_at_knee) : '',
       });
       text = words(VERDICTS, right ? 'numbers-right' : 'numbers-wrong', {
         qps: formatNumber(g.qps),

@@ -18,6 +18,7 @@ import {
 } from './live.js';
 import { SCHEMA } from '../knee-lab.js';
 import { BASE_ENGINE, sweepCached, workloadConfig } from './sweeps.js';
+import { callLater } from '../later.js';
 
 const CAP = BASE_ENGINE.max_num_seqs;
 
@@ -115,13 +116,14 @@ function setupFleet(wasm, lab) {
     // The sweep's own sizing basis: the batch time at saturation, the knee's and saturation's QPS.
     let s;
     try {
-      s = wasm.size({ max_num_seqs: CAP, peak_qps: peak, ...sweep.sizing });
+      s = await callLater('size', { max_num_seqs: CAP, peak_qps: peak, ...sweep.sizing });
     } catch (err) {
       // The engine says what a peak may be; the last good result stays.
       if (err.path !== 'peak_qps') throw err;
       showPeakError(fieldMessage(err));
       return;
     }
+    if (mine !== generation) return;
     showPeakError(null);
     fillMetrics(box, {
       fleet_knee_load: { value: knee.offered_load, text: formatPercent(knee.offered_load) },

@@ -1,0 +1,84 @@
+//! The engine's own functions (the CLI's `run`, `sweep` and `size`) and what the lesson reads
+//! from a lab's run below its charts (the loop comparison, the `/metrics` text): in the page's
+//! third module (`kneelab_later`), which it loads only when something needs them, so its first
+//! load carries the lab and its charts alone. A lab's readings are computed from what the lab
+//! gives out, its config and measured capacity, so they are the lab's very numbers.
+
+use kneelab_sim::exposition;
+use kneelab_sim::sweep::{self, SweepOptions};
+use wasm_bindgen::prelude::*;
+
+use crate::boundary::{self, Fault, Kind, core as js_error};
+use crate::to_js;
+
+/// Runs one config (the CLI's `kneelab run`) and returns its Summary.
+#[wasm_bindgen]
+pub fn simulate(config: JsValue) -> Result<JsValue, Fault> {
+    let config = boundary::config(&config)?;
+    config.validate().map_err(boundary::core)?;
+    to_js(&kneelab_sim::simulate(&config).map_err(boundary::core)?)
+}
+
+/// Sweeps offered load (the CLI's `kneelab sweep`); `loads` defaults to 0.1, 0.15, ..., 1.2.
+#[wasm_bindgen]
+pub fn sweep(config: JsValue, loads: JsValue) -> Result<JsValue, Fault> {
+    let config = boundary::config(&config)?;
+    let loads = if loads.is_undefined() || loads.is_null() {
+        sweep::default_loads()
+    } else {
+        boundary::numbers(&loads, "loads", sweep::MAX_LOADS)?
+    };
+    to_js(&sweep::sweep(&config, &loads, SweepOptions::default()).map_err(boundary::core)?)
+}
+
+/// Little's Law sizing (the CLI's `kneelab size`): `{max_num_seqs, batch_s, peak_qps,
+/// knee_qps?, saturation_qps?}`, the W being the time in the batch.
+#[wasm_bindgen]
+pub fn size(input: JsValue) -> Result<JsValue, Fault> {
+    let get = |name: &str| js_sys::Reflect::get(&input, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED);
+    if !input.is_object() {
+        return Err(Fault::new(
+            "size",
+            Kind::Type,
+            format!("expected an object {{max_num_seqs, batch_s, peak_qps}}, got {}", boundary::describe(&input)),
+        ));
+    }
+    let sizing = kneelab_sim::size(&kneelab_sim::SizeInput {
+        max_num_seqs: boundary::number(&get("max_num_seqs"), "max_num_seqs")?,
+        batch_s: boundary::number(&get("batch_s"), "batch_s")?,
+        peak_qps: boundary::number(&get("peak_qps"), "peak_qps")?,
+        knee_qps: boundary::optional_number(&get("knee_qps"), "knee_qps")?,
+        saturation_qps: boundary::optional_number(&get("saturation_qps"), "saturation_qps")?,
+    });
+    to_js(&sizing.map_err(boundary::core)?)
+}
+
+/// Both load modes at `load` (a fraction of `capacity`) for a lab of `config` (its `config()`)
+/// whose measured capacity is `capacity` (its `capacity()`), and an open loop at the closed
+/// loop's throughput: `kneelab_lab::LoopComparison`, or `null` at no load. The closed side's
+/// users think `think_time_s`. Up to three simulations.
+#[wasm_bindgen(js_name = compareLoops)]
+pub fn compare_loops(
+    config: JsValue,
+    capacity: JsValue,
+    load: JsValue,
+    think_time_s: JsValue,
+) -> Result<JsValue, Fault> {
+    let config = boundary::config(&config)?;
+    let capacity = boundary::capacity(&capacity)?;
+    let load = boundary::number(&load, "load.offered_load")?;
+    let think_s = boundary::number(&think_time_s, "load.think_time_s")?;
+    to_js(&kneelab_lab::compare_loops(config, capacity, load, think_s).map_err(js_error)?)
+}
+
+/// The run of a lab of `config` with measured capacity `capacity` at `load`, as vLLM's
+/// `/metrics` would show it (Prometheus text) with `model_name` as its label; empty at no load.
+#[wasm_bindgen(js_name = metricsText)]
+pub fn metrics_text(config: JsValue, capacity: JsValue, load: JsValue, model_name: JsValue) -> Result<String, Fault> {
+    let config = boundary::config(&config)?;
+    let capacity = boundary::capacity(&capacity)?;
+    let load = boundary::number(&load, "load.offered_load")?;
+    let model_name = boundary::string(&model_name, "model_name")?;
+    let outcome = kneelab_lab::point_outcome(config, capacity, load).map_err(js_error)?;
+    Ok(outcome.map(|o| exposition::prometheus_text(&o, &model_name)).unwrap_or_default())
+}
