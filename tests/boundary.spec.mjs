@@ -109,7 +109,9 @@ test('wrong arguments from JS are errors naming them, and the Lab stays usable',
     attempt(() => later.metricsText(config, lab.capacity(), 0.5, 5));
     attempt(() => later.compareLoops(config, lab.capacity(), 0.5, 'long'));
     const metrics = later.metricsText(config, lab.capacity(), 0.5, 'm').length;
-    return { messages, throughput: readouts.throughput_rps, metrics };
+    // A capacity whose unloaded latency is unknown (NaN, which crosses as null) is still a capacity.
+    const unknownBase = later.compareLoops(config, { ...lab.capacity(), base_latency_s: null }, 0.5, 5).users;
+    return { messages, throughput: readouts.throughput_rps, metrics, unknownBase };
   });
   expect(result.messages).toEqual([
     expect.stringMatching(/^config: could not be read as JSON: a getter that throws$/),
@@ -128,6 +130,7 @@ test('wrong arguments from JS are errors naming them, and the Lab stays usable',
   ]);
   expect(result.throughput).toBeGreaterThan(0);
   expect(result.metrics).toBeGreaterThan(100);
+  expect(result.unknownBase, 'users sized without the unloaded latency: the fewest').toBe(1);
 });
 
 test('every error carries the path at fault and its kind, not only a message', async ({ page }) => {

@@ -263,6 +263,4 @@ export class FleetLabElement extends HTMLElement {
   }
 }
 
-export { discardLater, loadLater, runSliced };
-
 if (!customElements.get('fleet-lab')) customElements.define('fleet-lab', FleetLabElement);

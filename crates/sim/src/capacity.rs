@@ -19,17 +19,27 @@ pub const CAPACITY_REQUESTS: u64 = 20_000;
 /// Requests of the unloaded-latency measurement.
 pub const BASE_LATENCY_REQUESTS: u64 = 1_000;
 
-/// A replica's measured capacity.
+/// A replica's measured capacity. Its times may be NaN (an unloaded run that could not finish),
+/// which JSON writes as `null`: a `null` reads back as NaN, so a capacity given out (the CLI's
+/// JSON, a page's lab) reads back as itself.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Capacity {
     /// Saturation throughput in requests per second.
+    #[serde(deserialize_with = "null_as_nan")]
     pub rps: f64,
     /// Mean E2E latency of a request alone on the replica (the unloaded latency).
+    #[serde(deserialize_with = "null_as_nan")]
     pub base_latency_s: f64,
     /// Completions counted in the measurement window.
     pub completions_counted: u64,
     /// Length of the measurement window.
+    #[serde(deserialize_with = "null_as_nan")]
     pub window_s: f64,
+}
+
+/// A number, or `null` (how JSON writes NaN and the infinities) as NaN.
+fn null_as_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 impl Capacity {

@@ -297,3 +297,13 @@ fn the_knobs_table_says_what_its_sweeps_show() {
         assert!(if rag { itl > 2.0 * CHANGE } else { itl < 1.05 }, "{name}: ITL ratio {itl}");
     }
 }
+
+/// `examples/rag.json` (the README's run, the CLI's tests, the goldens) is the lesson's RAG lab at
+/// 90%: the schema's engine, GPU, workload, SLOs and warm-up share, so its numbers are the page's.
+#[test]
+fn the_rag_example_is_the_lessons_rag_lab() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/rag.json")).unwrap();
+    let example = Config::from_json(&text).unwrap();
+    let lab = rag(LoadConfig::open_offered(0.9), 10_000);
+    assert_eq!(example, Config { seed: example.seed, ..lab });
+}

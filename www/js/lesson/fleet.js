@@ -4,7 +4,9 @@
 // signal on the lab's day, and the reader's rule from "Explain it to a colleague", tried here.
 // The words are the section's templates; every number in them comes from the runs.
 
-import { loadLater, runSliced } from '../fleet-lab.js';
+import '../fleet-lab.js'; // defines <fleet-lab>
+import { loadLater } from '../later.js';
+import { runSliced } from '../fleet-run.js';
 
 /** Which signal a reader's rule names, by the words it uses (first match wins). */
 const RULE_WORDS = [
