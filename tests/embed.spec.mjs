@@ -187,7 +187,10 @@ if (lab) {
   lab.state = { load: 0.9, mode: 'closed' };
   const s: KneeLabState = lab.state;
   lab.addEventListener('kneelab-update', (e) => console.log(e.detail.readouts.ttft_p99, e.detail.sweepDone, s.load));
-  lab.ready.then(() => lab.metricsText());
+  lab.ready.then(async () => {
+    const text: string = await lab.metricsText();
+    console.log(text.length, await lab.compareLoops());
+  });
 }
 const made: KneeLab = document.createElement('knee-lab');
 console.log(made.timings.input.length, DEFAULT_STATE.maxNumSeqs);
@@ -203,6 +206,8 @@ test('at a subpath, under a strict CSP (default-src, script-src, style-src): it 
   await expect(lab.locator('[data-metric=ttft_p99] dd')).toHaveText(/^\d[\d.,]* (ms|s)$/);
   expect(await inked(pg, 'latency')).toBeGreaterThan(1000);
   expect(await lab.evaluate((el) => el.state)).toMatchObject({ load: 0.9, workload: 'chat' });
+  // The readings below the charts come from the package's third module, found beside the first.
+  expect(await lab.evaluate((el) => el.metricsText())).toContain('vllm:num_requests_running{');
   // The fallback content is light DOM: hidden behind the shadow root once the element is defined.
   expect(await pg.locator('#fallback').isVisible()).toBe(false);
   expect(await pg.evaluate(() => window.__csp)).toEqual([]);
@@ -214,6 +219,11 @@ test('the module served from a second origin with CORS', async ({ page: pg }) =>
   expect(await inked(pg, 'latency')).toBeGreaterThan(1000);
   const wasm = await pg.evaluate(() => performance.getEntriesByType('resource').map((e) => e.name).find((n) => n.endsWith('.wasm')));
   expect(new URL(wasm).origin).toBe(cdn.origin);
+  // The third module too comes from the CDN, beside the first.
+  const c = await pg.locator('knee-lab').evaluate((el) => el.compareLoops());
+  expect(c.closed.throughput_rps).toBeLessThan(c.open.throughput_rps);
+  const later = await pg.evaluate(() => performance.getEntriesByType('resource').map((e) => e.name).find((n) => n.endsWith('kneelab_later_bg.wasm')));
+  expect(new URL(later).origin).toBe(cdn.origin);
 });
 
 test.describe('a wrong .wasm MIME type', () => {
