@@ -158,8 +158,8 @@ export class KneeLab extends HTMLElement {
 
   /**
    * The simulator's config for the current state, in the CLI's JSON schema (public: pages use it
-   * to run related configs through `simulate` and `sweep` of `pkg/kneelab_later.js`). Its `load` carries
-   * the mode and think time only; the lab supplies the offered load.
+   * to run related configs through `simulate` and `sweep` of `pkg/kneelab_later.js`). Its `load`
+   * carries the mode and think time only; the lab supplies the offered load.
    */
   config() {
     return configOf(this.#core.state);

@@ -1,7 +1,7 @@
 // Beat 6: the Little's Law calculator, on the batch: cap / time in the batch = the sequence-cap
 // limit; ceil(peak / that) = replicas, by the engine's own `size()` (on the page's third module;
-// it forgives float noise: 64 / 8 is 8). Bad input shows an alert beside its field and keeps the last good result;
-// nothing shows NaN. "Use the engine's numbers" fills the cap and the time in the batch at
+// it forgives float noise: 64 / 8 is 8). Bad input shows an alert beside its field and keeps the
+// last good result; nothing shows NaN. "Use the engine's numbers" fills the cap and the time in the batch at
 // saturation from the main lab's sweep, names the binding limit, and divides the peak by the
 // knee's and saturation's throughputs.
 
