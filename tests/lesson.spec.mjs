@@ -324,8 +324,16 @@ test('the /metrics panel uses vLLM names and follows the lab’s load', async ({
   expect(await waiting()).toBeGreaterThan(low + 10);
   // The reading beside it says what the queue means.
   await expect(page.locator('#metrics-reading')).toContainText('time to scale out');
-  // The page's own load slider in the section drives the same replica.
-  await page.locator('#cluster-load').fill('40');
+  // The page's own load slider in the section drives the same replica, over the schema's range
+  // (the HTML states none), and starts where the lab is.
+  const range = await page.evaluate(async () => (await import('/pkg/kneelab_schema.js')).default.load_range);
+  const slider = page.locator('#cluster-load');
+  expect(await slider.evaluate((el) => [el.min, el.max, el.step].map(Number)))
+    .toEqual([range.min, range.max, range.step].map((x) => Math.round(x * 100)));
+  const start = await page.locator('#lab').evaluate((el) => el.state.load);
+  await expect(slider).toHaveValue(String(Math.round(start * 100)));
+  await expect(page.locator('#cluster-load-out')).toHaveText(`${Math.round(start * 100)}%`);
+  await slider.fill('40');
   await expect.poll(() => page.locator('#lab').evaluate((el) => el.state.load)).toBe(0.4);
 });
 

@@ -54,12 +54,12 @@ export function template(id) {
     </div>
     <div class="control" data-group="slo">
       <label for="slo-ttft-ms">TTFT SLO (ms)</label>
-      <input type="number" id="slo-ttft-ms" min="1" step="any" inputmode="decimal" required>
+      <input type="number" id="slo-ttft-ms" step="any" inputmode="decimal" required>
       <p class="error" id="slo-ttft-ms-error" role="alert"></p>
     </div>
     <div class="control" data-group="slo">
       <label for="slo-tpot-ms">TPOT SLO (ms)</label>
-      <input type="number" id="slo-tpot-ms" min="1" step="any" inputmode="decimal" required>
+      <input type="number" id="slo-tpot-ms" step="any" inputmode="decimal" required>
       <p class="error" id="slo-tpot-ms-error" role="alert"></p>
     </div>
     <div class="control" data-group="knee">

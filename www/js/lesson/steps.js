@@ -107,8 +107,8 @@ const STEPS = {
 };
 
 /**
- * The lesson's sizing question: a chat replica (where the sequence cap binds) with 64 seats and
- * a 100 QPS peak; its time in the batch comes from the engine's sweep, at saturation, where the
+ * The lesson's sizing question: a chat replica (where the sequence cap binds) with the schema's
+ * cap and the step's peak; its time in the batch comes from the engine's sweep, at saturation, where the
  * batch is fullest.
  */
 export const SIZING = {

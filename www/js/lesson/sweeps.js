@@ -5,10 +5,10 @@
 import { SCHEMA, WORKLOADS } from '../knee-lab.js';
 import { nextTask } from './live.js';
 
-/** The knee lab's load grid (the schema's: 5% to 120% of capacity, every 5%). */
+/** The knee lab's load grid, the schema's. */
 export const LOADS = SCHEMA.loads;
 
-/** The course's baseline engine (the schema's: 64 sequences, chunked prefill, a 2,048-token budget). */
+/** The course's baseline engine: the schema's cap, chunked prefill and token budget. */
 export const BASE_ENGINE = {
   max_num_seqs: SCHEMA.engine.max_num_seqs,
   chunked_prefill: SCHEMA.engine.chunked_prefill,
