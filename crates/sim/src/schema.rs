@@ -510,9 +510,10 @@ pub const COMPARE_LOADS: [f64; 2] = [0.85, 1.0];
 /// The offered load a lab starts at.
 pub const DEFAULT_LOAD: f64 = COMPARE_LOADS[0];
 
-/// The load grid: 5% to 120% of capacity, every 5%.
+/// The load grid: a sweep's default ([`crate::sweep::DEFAULT_GRID`], 5% to 120% of capacity,
+/// every 5%), so the lab and `kneelab sweep` draw the same curve.
 pub fn loads() -> Vec<f64> {
-    (1..=24).map(|i| (f64::from(i) * 0.05 * 1e9).round() / 1e9).collect()
+    crate::sweep::default_loads()
 }
 
 /// The share of a run's requests left out as warm-up.

@@ -135,20 +135,21 @@ impl Default for SweepOptions {
     }
 }
 
-/// A sweep's loads when none are given (the CLI's `--loads` default and the wasm `sweep()`'s):
-/// from, to, step.
-pub const DEFAULT_GRID: [f64; 3] = [0.1, 1.2, 0.05];
+/// A sweep's loads when none are given: the lab's grid ([`crate::schema::loads`]), the CLI's
+/// `--loads` default and the wasm `sweep()`'s. From, to, step.
+pub const DEFAULT_GRID: [f64; 3] = [0.05, 1.2, 0.05];
 /// [`DEFAULT_GRID`] as the CLI writes it, `FROM:TO:STEP` (a test holds the two together; the
 /// page's wasm does not parse it, which would link a float parser into it).
-pub const DEFAULT_LOADS: &str = "0.1:1.2:0.05";
+pub const DEFAULT_LOADS: &str = "0.05:1.2:0.05";
 
-/// [`DEFAULT_GRID`] as loads.
+/// [`DEFAULT_GRID`] as loads (a valid grid, so not checked again: the page's wasm keeps no
+/// error text for it).
 pub fn default_loads() -> Vec<f64> {
     let [from, to, step] = DEFAULT_GRID;
-    load_grid(from, to, step).expect("DEFAULT_GRID is a valid grid")
+    grid(from, to, step)
 }
 
-/// Loads `from..=to` in steps of `step` (the CLI's `0.1:1.2:0.05`), rounded to kill float drift.
+/// Loads `from..=to` in steps of `step` (the CLI's `0.05:1.2:0.05`), rounded to kill float drift.
 pub fn load_grid(from: f64, to: f64, step: f64) -> Result<Vec<f64>, ConfigError> {
     let ok = |v: f64| crate::scenario::check_offered_load("loads", v).is_ok();
     if !(ok(from) && ok(to) && step.is_finite() && step > 0.0 && from <= to) {
@@ -161,11 +162,20 @@ pub fn load_grid(from: f64, to: f64, step: f64) -> Result<Vec<f64>, ConfigError>
             ),
         ));
     }
-    let n = ((to - from) / step + 1e-9).floor() as usize + 1;
+    let n = grid_len(from, to, step);
     if n > 1000 {
         return Err(ConfigError::new("loads", format!("at most 1000 load points, got {n}")));
     }
-    Ok((0..n).map(|i| ((from + step * i as f64) * 1e9).round() / 1e9).collect())
+    Ok(grid(from, to, step))
+}
+
+fn grid_len(from: f64, to: f64, step: f64) -> usize {
+    ((to - from) / step + 1e-9).floor() as usize + 1
+}
+
+/// The loads of a grid [`load_grid`] has checked.
+fn grid(from: f64, to: f64, step: f64) -> Vec<f64> {
+    (0..grid_len(from, to, step)).map(|i| ((from + step * i as f64) * 1e9).round() / 1e9).collect()
 }
 
 /// A sweep that runs one load point at a time, so a page can interleave it with input handling
@@ -438,13 +448,16 @@ pub fn find_knee(points: &[SweepPoint], rule: KneeRule, target: f64) -> Option<K
 #[cfg(test)]
 mod tests {
     #[test]
-    fn the_default_loads_are_a_grid_from_10_to_120_percent() {
+    fn the_default_loads_are_a_grid_from_5_to_120_percent() {
         let loads = super::default_loads();
-        assert_eq!(loads.len(), 23);
-        assert_eq!((loads[0], loads[22]), (0.1, 1.2));
+        assert_eq!(loads.len(), 24);
+        assert_eq!((loads[0], loads[23]), (0.05, 1.2));
         assert!(loads.windows(2).all(|w| (w[1] - w[0] - 0.05).abs() < 1e-12));
         let written: Vec<f64> = super::DEFAULT_LOADS.split(':').map(|x| x.parse().unwrap()).collect();
         assert_eq!(written, super::DEFAULT_GRID);
+        // The grid passes the checks it skips.
+        let [from, to, step] = super::DEFAULT_GRID;
+        assert_eq!(super::load_grid(from, to, step).unwrap(), loads);
     }
 
     #[test]
