@@ -442,8 +442,10 @@ test('every control change: first redraw within 150 ms (p95), the whole sweep wi
 // readings below its charts (the loop comparison and the /metrics text, now computed from the
 // lab's config and capacity) moved to the third module, fetched when first needed: the wasm
 // 151,028 to 142,146, the page 199,075 (under the 200,000 bytes the schema's issue set), the lab
-// alone 166,288. The bars below are what this reached.
-const BUDGETS = { '/': 199_100, '/lab.html': 166_300 };
+// alone 166,288. The bars below are what this reached. A routed replica's load stated in its
+// scenario (Load::Routed) added 53 bytes of wasm: the page 199,030 to 199,083, the lab alone
+// 166,279 to 166,332, so the lab's bar rose by 100 bytes; the page's stayed.
+const BUDGETS = { '/': 199_100, '/lab.html': 166_400 };
 test('everything the pages load totals at most its budget as sent gzipped, all from this origin', async ({ page }) => {
   for (const [url, budget] of Object.entries(BUDGETS)) {
     const responses = [];

@@ -246,6 +246,7 @@ fn describe_load(scenario: &Scenario, capacity: Option<&Capacity>) -> String {
         Load::Burst { concurrency: None } => {
             format!("burst load: {} requests at once, then the drain", scenario.requests)
         }
+        Load::Routed => "routed: each request handed over by a router".to_string(),
     }
 }
 

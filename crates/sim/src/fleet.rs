@@ -1,10 +1,11 @@
 //! A fleet of replicas behind a router and an autoscaler, on one clock.
 //!
-//! Every replica is the replica model of [`Simulation`], fed by the router
-//! ([`Simulation::routed`]). Traffic is a rate over time (constant, step, ramp, diurnal, spike)
-//! drawn by thinning a Poisson or gamma stream at the peak rate. The fleet's events are the
-//! arrivals, the scrapes (every `run.sample_s`, when the gauges are read, the time series gains a
-//! row and the autoscaler may act) and replicas becoming ready after their cold start.
+//! Every replica is the replica model of [`Simulation`], fed by the router (its scenario's load
+//! is [`crate::scenario::Load::Routed`]). Traffic is a rate over time (constant, step, ramp,
+//! diurnal, spike) drawn by thinning a Poisson or gamma stream at the peak rate. The fleet's
+//! events are the arrivals, the scrapes (every `run.sample_s`, when the gauges are read, the time
+//! series gains a row and the autoscaler may act) and replicas becoming ready after their cold
+//! start.
 //! Replicas are advanced lazily, each only when the router or a scrape needs to see it, and never
 //! past the event at hand: the exact multi-step decode jumps are cut at that event
 //! ([`Simulation::set_horizon`]), so a replica fed by the router runs exactly as one fed by its
@@ -16,7 +17,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Config, CostConfig, EngineConfig, LoadConfig, RunConfig, SloConfig, WorkloadConfig, default_seed};
+use crate::config::{Config, CostConfig, EngineConfig, SloConfig, WorkloadConfig, default_seed};
 use crate::error::ConfigError;
 use crate::limits::limits;
 use crate::sampling::{Gamma, Stream};
@@ -332,22 +333,23 @@ impl FleetConfig {
         crate::config::from_json(text)
     }
 
-    /// The one-replica config every replica runs (its load and run length unused).
+    /// The one-replica config every replica runs. Its load and run length are the defaults and
+    /// go unused: [`Scenario::routed`] gives each replica the router's load
+    /// ([`crate::scenario::Load::Routed`]).
     pub fn replica_config(&self) -> Config {
         Config {
             seed: self.seed,
             engine: self.engine.clone(),
             cost: self.cost.clone(),
             workload: self.workload.clone(),
-            load: LoadConfig::open_rate(1.0),
             slo: self.slo.clone(),
-            run: RunConfig::default(),
+            ..Config::default()
         }
     }
 
     /// Checks every field, naming the first bad one by its path.
     pub fn validate(&self) -> Result<Scenario, ConfigError> {
-        let scenario = Scenario::new(&self.replica_config())?;
+        let scenario = Scenario::routed(&self.replica_config())?;
         let (t, a, r) = (&self.traffic, &self.autoscaler, &self.run);
         check("run.duration_s", r.duration_s, 0.0, MAX_DURATION_S, false)?;
         check("run.sample_s", r.sample_s, 0.1, r.duration_s, true)?;

@@ -82,6 +82,9 @@ pub enum Load {
         /// The most requests in flight at once.
         concurrency: Option<u32>,
     },
+    /// A replica behind a router: it draws no arrivals of its own; the router hands it each
+    /// request ([`crate::Simulation::push_arrival`]), and the run never ends by itself.
+    Routed,
 }
 
 /// How the config asked for load, before capacity is known.
@@ -169,6 +172,12 @@ impl Scenario {
         build(config, Loaded::Against(capacity))
     }
 
+    /// Validates `config` as a replica behind a router ([`Load::Routed`]): the fleet's traffic is
+    /// its load, so the config's own load and run length are checked but not used.
+    pub fn routed(config: &Config) -> Result<Scenario, ConfigError> {
+        build(config, Loaded::Routed)
+    }
+
     /// Validates `config` and puts its replica under the load its capacity is measured at (a
     /// saturated closed loop, whatever the config's own load): what [`capacity::measure`] and
     /// [`capacity::Measurement`] start from.
@@ -187,7 +196,7 @@ impl Scenario {
         let spec = match self.load {
             Load::Open { burstiness, .. } => LoadSpec::Offered { offered_load, burstiness },
             Load::Closed { think_s, think, .. } => LoadSpec::ClosedOffered { offered_load, think_s, think },
-            Load::Burst { .. } => return None,
+            Load::Burst { .. } | Load::Routed => return None,
         };
         let (load, offered_load) = spec.against(capacity);
         let mut scenario = self.with_load(load);
@@ -206,7 +215,7 @@ impl Scenario {
     pub fn rate_rps(&self) -> Option<f64> {
         match self.load {
             Load::Open { rate_rps, .. } => Some(rate_rps),
-            Load::Closed { .. } | Load::Burst { .. } => None,
+            Load::Closed { .. } | Load::Burst { .. } | Load::Routed => None,
         }
     }
 }
@@ -248,6 +257,8 @@ enum Loaded<'a> {
     Against(&'a Capacity),
     /// The load its capacity is measured at.
     Saturated,
+    /// A router's.
+    Routed,
 }
 
 /// Validates `config` and resolves it under the load `loaded` says (one body for every
@@ -258,6 +269,7 @@ fn build(config: &Config, loaded: Loaded) -> Result<Scenario, ConfigError> {
     let spec = resolved.spec;
     let (load, offered_load) = match (loaded, spec.concrete()) {
         (Loaded::Saturated, _) => (capacity::saturating_load(&resolved.engine), None),
+        (Loaded::Routed, _) => (Load::Routed, None),
         (Loaded::Own | Loaded::Against(_), Some(load)) => (load, None),
         (Loaded::Against(capacity), None) => spec.against(&capacity.usable()?),
         (Loaded::Own, None) => {

@@ -213,16 +213,21 @@ pub struct Finished {
 }
 
 impl Simulation {
-    /// A simulation at time 0 with the first arrivals scheduled.
+    /// A simulation at time 0 with the first arrivals scheduled (none for a [`Load::Routed`]
+    /// scenario, which [`Simulation::routed`] runs).
     pub fn new(scenario: &Scenario, options: Options) -> Self {
         Simulation::start(scenario, options, false)
     }
 
-    /// A replica of a fleet: no arrivals of its own (the scenario's load and run length are not
-    /// used), every request measured, and the run never ends by itself ([`Stop::Never`]); a
-    /// router hands it requests with [`Simulation::push_arrival`] and reads what finished with
-    /// [`Simulation::take_finished`].
+    /// A replica of a fleet, from a [`Scenario::routed`] (its load is [`Load::Routed`]): no
+    /// arrivals of its own, every request measured, and the run never ends by itself
+    /// ([`Stop::Never`]); a router hands it requests with [`Simulation::push_arrival`] and reads
+    /// what finished with [`Simulation::take_finished`].
+    ///
+    /// A constructor of its own, not a test of the load in [`Simulation::new`], so a build that
+    /// runs no fleet (the page's first module) compiles the routed paths out.
     pub fn routed(scenario: &Scenario, options: Options) -> Self {
+        debug_assert_eq!(scenario.load, Load::Routed, "a routed replica's scenario comes from Scenario::routed");
         Simulation::start(scenario, Options { stop: Stop::Never, ..options }, true)
     }
 
@@ -236,6 +241,7 @@ impl Simulation {
         };
         match scenario.load {
             _ if routed => {}
+            Load::Routed => {}
             Load::Open { rate_rps, .. } => {
                 if let Some(time_s) =
                     next_open(&mut streams.gaps, gamma_gaps.as_ref(), rate_rps, scenario.traffic(), 0.0)

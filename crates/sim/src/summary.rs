@@ -294,6 +294,7 @@ impl Outcome {
             }
             Load::Closed { users, .. } => (Some(users), None, "closed"),
             Load::Burst { concurrency } => (concurrency, None, "burst"),
+            Load::Routed => (None, None, "routed"),
         };
         let (slo_ttft_ms, slo_tpot_ms) = scenario.slo.ms();
         let summary = Summary {

@@ -200,3 +200,28 @@ fn the_same_seed_gives_the_same_run() {
     };
     assert_eq!(run_fleet(&c).unwrap(), run_fleet(&c).unwrap());
 }
+
+#[test]
+fn a_routed_replica_takes_only_what_the_router_hands_it() {
+    let fleet = queue_like(4, 0.7, Router::Random);
+    let scenario = kneelab_sim::Scenario::routed(&fleet.replica_config()).unwrap();
+    // Its scenario says whose load it is: no rate or offered load of its own to misread.
+    assert_eq!(scenario.load, kneelab_sim::Load::Routed);
+    assert_eq!(scenario.rate_rps(), None);
+    let capacity = kneelab_sim::capacity::measure(&scenario);
+    assert!(scenario.at_offered_load(0.5, &capacity).is_none());
+    let mut sim = kneelab_sim::Simulation::routed(&scenario, kneelab_sim::Options::default());
+    // Left alone it draws no arrivals and does not end.
+    sim.advance_to(1_000.0);
+    assert_eq!(sim.arrived(), 0);
+    assert!(!sim.is_finished());
+    // Handed two requests, it serves exactly those and reports both.
+    sim.push_arrival(1_000.5);
+    sim.push_arrival(1_000.6);
+    sim.advance_to(2_000.0);
+    let mut finished = Vec::new();
+    sim.take_finished(&mut finished);
+    assert_eq!((sim.arrived(), sim.completed(), finished.len()), (2, 2, 2));
+    assert!(finished.iter().all(|f| f.arrival_s >= 1_000.5 && f.end_s > f.arrival_s));
+    assert!(!sim.is_finished());
+}
