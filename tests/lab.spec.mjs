@@ -477,6 +477,30 @@ test('everything the pages load totals at most its budget as sent gzipped, all f
   }
 });
 
+test('the config a lab runs leaves the derived rules to the engine: the warm-up share, and the budget without chunking', async ({ page }) => {
+  await openLab(page);
+  const lab = page.locator(LAB);
+  const schema = await page.evaluate(async () => (await import('/pkg/kneelab_schema.js')).default);
+  // No warm-up of the page's own: the engine's default share applies, the CLI's too.
+  const config = await lab.evaluate((el) => el.config());
+  expect(config.run).toEqual({ requests: schema.defaults.requests });
+  // Chunked prefill off: vLLM's budget is max_model_len, from the schema.
+  await lab.locator('#chunked-prefill').uncheck();
+  await idle(page);
+  expect(await lab.evaluate((el) => el.config().engine.max_num_batched_tokens)).toBe(schema.max_model_len);
+  // More sequences than that budget: the engine refuses it as vLLM does, naming the budget, and
+  // the page does not quietly raise it.
+  await lab.evaluate((el, n) => el.setAttribute('max-num-seqs', String(n)), schema.max_model_len + 1);
+  await expect(lab.locator('#max-num-batched-tokens-error')).toContainText(
+    `engine.max_num_batched_tokens: must be at least engine.max_num_seqs (${schema.max_model_len + 1})`,
+  );
+  // Chunking back on with its own budget: the message goes.
+  await lab.evaluate((el) => el.removeAttribute('max-num-seqs'));
+  await lab.locator('#chunked-prefill').check();
+  await idle(page);
+  await expect(lab.locator('#max-num-batched-tokens-error')).toHaveText('');
+});
+
 test('--burstiness: burstier arrivals at the same load make the TTFT tail worse; the CV is shown; closed loops hide it', async ({ page }) => {
   await openLab(page);
   const lab = page.locator(LAB);

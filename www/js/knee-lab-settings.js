@@ -186,8 +186,9 @@ export function configOf(s) {
     seed: s.seed,
     engine: {
       max_num_seqs: s.maxNumSeqs,
-      // vLLM without chunked prefill runs whole prompts: its budget is max_model_len.
-      max_num_batched_tokens: chunked ? s.maxNumBatchedTokens : Math.max(MAX_MODEL_LEN, s.maxNumSeqs),
+      // vLLM without chunked prefill runs whole prompts: its budget is max_model_len (and, as in
+      // vLLM, the engine refuses a budget below max_num_seqs).
+      max_num_batched_tokens: chunked ? s.maxNumBatchedTokens : MAX_MODEL_LEN,
       chunked_prefill: chunked,
       kv_cache_tokens: s.kvCacheTokens,
     },
@@ -195,6 +196,7 @@ export function configOf(s) {
     workload: { preset: s.workload },
     load: s.mode === 'closed' ? { mode: 'closed', think_time_s: s.thinkTimeS } : { mode: 'open', burstiness: s.burstiness },
     slo: { ttft_ms: s.sloTtftMs, tpot_ms: s.sloTpotMs, knee: s.kneeRule },
-    run: { requests: s.requests, warmup_requests: Math.floor(s.requests / 10) },
+    // The warm-up is the engine's default share of the requests.
+    run: { requests: s.requests },
   };
 }

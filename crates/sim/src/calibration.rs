@@ -113,7 +113,7 @@ pub fn v1_setup(load: LoadConfig, requests: u32) -> Config {
         workload: WorkloadConfig::preset(WorkloadPreset::Sharegpt),
         load,
         slo: SloConfig::default(),
-        run: RunConfig { requests, warmup_requests: Some(requests / 10) },
+        run: RunConfig { requests, warmup_requests: None },
     }
 }
 

@@ -395,8 +395,6 @@ pub struct Schema {
     pub lesson: Lesson,
     /// The share of requests that must meet both SLOs at the attainment knee.
     pub attainment_target: f64,
-    /// Warm-up: this fraction of a run's requests is left out of its statistics.
-    pub warmup_fraction: f64,
     /// The state a lab starts from.
     pub defaults: Defaults,
     /// Every readout a lab reports: name, unit, label.
@@ -516,9 +514,6 @@ pub fn loads() -> Vec<f64> {
     crate::sweep::default_loads()
 }
 
-/// The share of a run's requests left out as warm-up.
-pub const WARMUP_FRACTION: f64 = 0.1;
-
 /// The requests a lab's run simulates by default.
 pub const DEFAULT_REQUESTS: u32 = 4000;
 
@@ -576,7 +571,6 @@ pub fn schema() -> Schema {
             knob_columns: knob_columns(&engine),
         },
         attainment_target: DEFAULT_ATTAINMENT_TARGET,
-        warmup_fraction: WARMUP_FRACTION,
         defaults: Defaults {
             load: DEFAULT_LOAD,
             mode: "open",
@@ -611,7 +605,8 @@ pub fn schema() -> Schema {
 }
 
 /// The config a lesson lab runs for `workload` under `load`: the baseline engine on the default
-/// GPU, the workload's SLOs, `requests` requests of which the warm-up fraction is left out.
+/// GPU, the workload's SLOs, `requests` requests of which the config's default warm-up
+/// ([`RunConfig::warmup`]) is left out.
 pub fn lesson_config(workload: WorkloadPreset, load: LoadConfig, requests: u32) -> Config {
     let w = self::workload(workload);
     Config {
@@ -620,7 +615,7 @@ pub fn lesson_config(workload: WorkloadPreset, load: LoadConfig, requests: u32) 
         workload: WorkloadConfig::preset(w.preset),
         load,
         slo: SloConfig { ttft_ms: w.slo_ttft_ms, tpot_ms: w.slo_tpot_ms, knee: KneeRule::default() },
-        run: RunConfig { requests, warmup_requests: Some((f64::from(requests) * WARMUP_FRACTION) as u32) },
+        run: RunConfig { requests, warmup_requests: None },
         ..Config::default()
     }
 }
@@ -720,7 +715,7 @@ mod tests {
     fn the_lesson_config_is_valid_and_carries_the_workloads_slos() {
         let c = lesson_config(WorkloadPreset::Rag, LoadConfig::open_offered(0.85), 4000);
         assert_eq!((c.slo.ttft_ms, c.slo.tpot_ms), (2000.0, 200.0));
-        assert_eq!(c.run.warmup_requests, Some(400));
+        assert_eq!(c.run.warmup(), 400);
         crate::prepare_scenario(&c).expect("the lesson's config is valid");
     }
 }
