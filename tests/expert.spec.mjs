@@ -426,6 +426,10 @@ test('the page takes its settings from one schema (kneelab_sim::schema, written 
   expect(await options('max-num-seqs')).toEqual(schema.options.max_num_seqs.map(String));
   expect(await options('max-num-batched-tokens')).toEqual(schema.options.max_num_batched_tokens.map(String));
   expect(await options('kv-cache-tokens')).toEqual(schema.options.kv_cache_tokens.map(String));
+  // Their labels too: which size an 80 GB card holds is the schema's to say.
+  const texts = (id) => lab.evaluate((host, id) => [...host.shadowRoot.getElementById(id).options].map((o) => o.textContent), id);
+  expect(await texts('kv-cache-tokens')).toEqual(schema.options.kv_cache_labels);
+  expect(schema.options.kv_cache_labels[schema.options.kv_cache_tokens.indexOf(schema.engine.kv_cache_tokens)]).toContain('80 GB card');
   expect(await options('workload')).toEqual(schema.workloads.map((w) => w.name));
   expect(await options('preset')).toEqual(schema.presets.map((p) => p.name));
   expect(await options('knee-rule')).toEqual(schema.options.knee_rules.map((c) => c.value));
@@ -445,6 +449,7 @@ test('the page takes its settings from one schema (kneelab_sim::schema, written 
   expect(await page.locator('#cluster-kv option').evaluateAll((os) => os.map((o) => o.value))).toEqual(
     schema.options.kv_cache_tokens.map(String),
   );
+  expect(await page.locator('#cluster-kv option').allTextContents()).toEqual(schema.options.kv_cache_labels);
   // The worked example states the RAG SLOs from it.
   const rag = schema.workloads.find((w) => w.name === 'rag');
   await reach(page, 'worked');

@@ -51,8 +51,8 @@ export const DEFAULT_STATE = SCHEMA.defaults;
 /** What the SLO knee can be judged on (the config's `slo.knee`), as the control names them. */
 export const KNEE_RULES = Object.fromEntries(SCHEMA.options.knee_rules.map((c) => [c.value, c.label]));
 
-/** A KV cache size as a control lists it: the default is what an 80 GB card holds. */
-export const kvLabel = (k) => `${k / 1000}k${k === DEFAULT_STATE.kvCacheTokens ? ' (80 GB card)' : ''}`;
+/** A KV cache size as a control lists it, by the schema's label ("440k (80 GB card)"). */
+export const kvLabel = (k) => SCHEMA.options.kv_cache_labels[KV_CACHE_TOKENS.indexOf(k)] ?? k.toLocaleString('en-US');
 
 /** The offered-load slider's range, in percent. */
 export const LOAD_PCT = {

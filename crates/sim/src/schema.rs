@@ -136,6 +136,8 @@ pub struct Options {
     /// KV cache sizes in tokens: an 80 GB card holds about 440k of Llama-3-8B; less is what a
     /// smaller card, a bigger model or a lower `--gpu-memory-utilization` leaves.
     pub kv_cache_tokens: &'static [u64],
+    /// How each KV cache size reads, in `kv_cache_tokens`' order ("440k (80 GB card)").
+    pub kv_cache_labels: Vec<String>,
     /// What the SLO knee can be judged on, by `slo.knee` value.
     pub knee_rules: Vec<Choice>,
     /// The open loop's `load.burstiness` choices (gamma shape of the gaps between arrivals, as
@@ -524,10 +526,18 @@ pub const DEFAULT_WORKLOAD: Workload = RAG;
 pub fn schema() -> Schema {
     let engine = EngineConfig::default();
     let pct = (DEFAULT_ATTAINMENT_TARGET * 100.0).round();
+    const KV_CACHE_TOKENS: &[u64] = &[50_000, 100_000, 200_000, 440_000];
     let options = Options {
         max_num_seqs: &[8, 16, 32, 64, 128, 256],
         max_num_batched_tokens: &[256, 512, 1024, 2048, 4096, 8192],
-        kv_cache_tokens: &[50_000, 100_000, 200_000, 440_000],
+        kv_cache_tokens: KV_CACHE_TOKENS,
+        kv_cache_labels: KV_CACHE_TOKENS
+            .iter()
+            .map(|&k| {
+                let card = if k == engine.kv_cache_tokens { " (80 GB card)" } else { "" };
+                format!("{}k{card}", k / 1000)
+            })
+            .collect(),
         burstiness: BURSTINESS
             .iter()
             .map(|&shape| Burstiness { shape, label: format!("{shape} (CV {:.2})", 1.0 / shape.sqrt()) })
@@ -641,6 +651,7 @@ mod tests {
         assert!(s.options.max_num_seqs.contains(&s.defaults.max_num_seqs));
         assert!(s.options.max_num_batched_tokens.contains(&s.defaults.max_num_batched_tokens));
         assert!(s.options.kv_cache_tokens.contains(&s.defaults.kv_cache_tokens));
+        assert_eq!(s.options.kv_cache_labels, ["50k", "100k", "200k", "440k (80 GB card)"]);
         assert!(s.presets.iter().any(|p| p.name == s.defaults.preset));
         assert!(s.loads.iter().all(|&l| l > s.load_range.min && l <= s.load_range.max));
         assert_eq!(s.loads.len(), 24);
