@@ -61,10 +61,34 @@ export declare class KneeLab extends HTMLElement {
   compareLoops(): Promise<unknown>;
   /** The current run as vLLM's /metrics text (Prometheus format), '' at no load; on the third module. */
   metricsText(): Promise<string>;
+  /**
+   * That text and how a dashboard reads it: the gauges, and histogram_quantile(0.99, ...) of TTFT,
+   * TPOT and ITL from the buckets it lists (`value`, inside `(lower, upper]`); a null dashboard at
+   * no load.
+   */
+  metricsReading(): Promise<{ text: string; dashboard: KneeLabDashboard | null }>;
   /** The simulator's config for the current state. */
   config(): KneeLabConfig;
   /** Resolves when no sweep or point is pending. */
   idle(): Promise<void>;
+}
+
+/** A histogram quantile as Prometheus computes it, and the bucket it fell in. */
+export interface KneeLabQuantile {
+  value: number;
+  lower: number;
+  upper: number | null;
+}
+
+/** A /metrics scrape read as a dashboard reads it. */
+export interface KneeLabDashboard {
+  num_requests_running: number;
+  num_requests_waiting: number;
+  kv_cache_usage: number;
+  num_preemptions: number;
+  ttft_p99: KneeLabQuantile | null;
+  tpot_p99: KneeLabQuantile | null;
+  itl_p99: KneeLabQuantile | null;
 }
 
 /** The simulator's schema: defaults, option lists, presets, workloads, readouts, ranges. */

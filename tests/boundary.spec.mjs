@@ -107,8 +107,13 @@ test('wrong arguments from JS are errors naming them, and the Lab stays usable',
     while (lab.sweepStep()) {}
     const readouts = lab.runPoint();
     attempt(() => later.metricsText(config, lab.capacity(), 0.5, 5));
+    attempt(() => later.metricsReading(config, lab.capacity(), 'half', 'm'));
     attempt(() => later.compareLoops(config, lab.capacity(), 0.5, 'long'));
     const metrics = later.metricsText(config, lab.capacity(), 0.5, 'm').length;
+    // The reading is of that very text: the same bytes, and a dashboard beside them.
+    const reading = later.metricsReading(config, lab.capacity(), 0.5, 'm');
+    if (reading.text !== later.metricsText(config, lab.capacity(), 0.5, 'm')) throw new Error('two texts');
+    if (!(reading.dashboard.ttft_p99.value > 0)) throw new Error(`no TTFT p99 in ${JSON.stringify(reading.dashboard)}`);
     // A capacity whose unloaded latency is unknown (NaN, which crosses as null) is still a capacity.
     const unknownBase = later.compareLoops(config, { ...lab.capacity(), base_latency_s: null }, 0.5, 5).users;
     return { messages, throughput: readouts.throughput_rps, metrics, unknownBase };
@@ -126,6 +131,7 @@ test('wrong arguments from JS are errors naming them, and the Lab stays usable',
     expect.stringMatching(/^size: expected an object \{max_num_seqs, batch_s, peak_qps\}, got the number 64$/),
     expect.stringMatching(/^loads: expected an array of numbers, got the number 7$/),
     expect.stringMatching(/^model_name: expected a string, got the number 5$/),
+    expect.stringMatching(/^load\.offered_load: expected a number, got the string "half"$/),
     expect.stringMatching(/^load\.think_time_s: expected a number, got the string "long"$/),
   ]);
   expect(result.throughput).toBeGreaterThan(0);

@@ -132,6 +132,18 @@ test('/metrics holds the request histograms vLLM exports, and the panel judges t
     await expect(shown).toHaveText(/\d/);
     await expect(reading.locator(`[data-live=${m}_exact]`)).toHaveText(await shown.textContent());
   }
+  // The buckets' estimates are histogram_quantile over the text's own buckets, from the engine:
+  // the reading the element returns beside that very text.
+  const { text: again, dashboard: d } = await page.locator('#lab').evaluate((el) => el.metricsReading());
+  expect(again).toBe(text);
+  const fmt = (v) => page.evaluate(async (x) => (await import('/js/format.js')).formatSeconds(x), v);
+  for (const m of ['ttft', 'tpot', 'itl']) {
+    const q = d[`${m}_p99`];
+    expect(q.lower < q.value && q.value <= q.upper, `${m}: ${JSON.stringify(q)}`).toBe(true);
+    await expect(reading.locator(`[data-live=${m}_q99]`)).toHaveText(await fmt(q.value));
+  }
+  const running = new RegExp(`^vllm:num_requests_running\\{[^}]*\\} ${d.num_requests_running}\\.0$`, 'm');
+  expect(text).toMatch(running);
   await setLab(page, { load: 1.1 });
   await expect(reading).toContainText('still rising');
   await expect(reading).toContainText('time to scale out');

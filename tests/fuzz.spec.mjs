@@ -171,6 +171,7 @@ async function fuzzWasm({ seed, count, selfThrowing = false }) {
       return later.size(chance(0.8) ? Object.fromEntries(fields.filter(() => chance(0.9)).map((f) => [f, pick()])) : pick());
     }],
     ['metricsText', () => later.metricsText(arg(), capacityArg(), loadArg(), chance(0.5) ? 'model' : hostile0())],
+    ['metricsReading', () => later.metricsReading(arg(), capacityArg(), loadArg(), chance(0.5) ? 'model' : hostile0())],
     ['compareLoops', () => later.compareLoops(arg(), capacityArg(), loadArg(), chance(0.7) ? rand() * 10 : hostile0())],
     ['capacity', () => labOf().capacity()],
     ['version', () => wasm.version()],

@@ -20,9 +20,10 @@
 // says so, keeps its last charts, and restarts on a fresh instance with its current settings.
 //
 // Script API: `state` (get a copy / set a partial object), `readouts`, `sweep`, `sweepDone`,
-// `config()`, `metricsText()` and `compareLoops()` (promises), `idle()`, `ready`, `timings`,
-// `player`. Events (bubbling, composed): `kneelab-change` when the reader changes a control,
-// `kneelab-update` after every redraw, `kneelab-player` when the replica player has a run.
+// `config()`, `metricsText()`, `metricsReading()` and `compareLoops()` (promises), `idle()`,
+// `ready`, `timings`, `player`. Events (bubbling, composed): `kneelab-change` when the reader
+// changes a control, `kneelab-update` after every redraw, `kneelab-player` when the replica player
+// has a run.
 //
 // It feels instant because work is split by what it depends on: dragging the load re-runs only
 // the current point, once per animation frame; any other change re-measures the replica and
@@ -132,9 +133,14 @@ export class KneeLab extends HTMLElement {
   }
 
   /** Resolves to the current run as vLLM's /metrics text (Prometheus format); '' at no load. */
-  metricsText() {
-    return this.#atPoint('', (config, capacity, state) =>
-      callLater('metricsText', config, capacity, state.load, PRESETS[state.preset]?.model ?? 'model'));
+  async metricsText() {
+    return (await this.metricsReading()).text;
+  }
+
+  /** The /metrics text and a dashboard's reading of it (gauges, histogram_quantile p99s). */
+  metricsReading() {
+    return this.#atPoint({ text: '', dashboard: null }, (config, capacity, state) =>
+      callLater('metricsReading', config, capacity, state.load, PRESETS[state.preset]?.model ?? 'model'));
   }
 
   /** `fn(config, capacity, state)` once the lab is idle, or `fallback` if it has no point to read. */

@@ -22,12 +22,13 @@
 
 pub mod on_knee;
 pub mod placement;
-pub mod quantile;
 pub mod scrape;
 pub mod window;
 
+/// Prometheus's `histogram_quantile`, kept in kneelab-sim so the page's simulated /metrics
+/// panel reads its own scrape with the very function `kneelab probe` reads a real one with.
+pub use kneelab_sim::quantile::{Quantile, histogram_quantile};
 pub use on_knee::{OnKnee, check_peak, limit_words, on_knee};
 pub use placement::{CurvePoint, Placement, Zone, place};
-pub use quantile::{Quantile, histogram_quantile};
 pub use scrape::{Counter, Gauge, Hist, Histogram, Model, Scrape, ScrapeError, parse};
 pub use window::{GaugeStats, Latency, Law, Report, Sample, Trend, analyse, analyse_all, models};

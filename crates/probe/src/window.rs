@@ -11,8 +11,8 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use crate::quantile::{Quantile, histogram_quantile};
 use crate::scrape::{COUNTERS, Counter, GAUGES, Gauge, HISTOGRAMS, Hist, Histogram, Model, Scrape};
+use kneelab_sim::quantile::{Quantile, histogram_quantile};
 
 /// One scrape and when it was taken, in seconds on any clock that only goes forward.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -1,10 +1,14 @@
 //! A run as a vLLM `/metrics` scrape would show it: Prometheus text format (version 0.0.4) with
 //! vLLM's metric names, types, buckets and labels. One writer, [`render`], serves a finished run
 //! ([`prometheus_text`], the page's simulated metrics panel) and a running one ([`live_text`],
-//! `kneelab serve-metrics`), both through a [`MetricsView`].
+//! `kneelab serve-metrics`), both through a [`MetricsView`], which also reads itself back as a
+//! dashboard would ([`MetricsView::dashboard`]).
 
 use std::fmt::Write;
 
+use serde::Serialize;
+
+use crate::quantile::{Quantile, histogram_quantile};
 use crate::simulation::Simulation;
 use crate::stats::LogHistogram;
 use crate::summary::{Outcome, RequestSamples, buckets};
@@ -123,6 +127,52 @@ impl<'a> MetricsView<'a> {
     pub fn requests_succeeded(&self) -> u64 {
         self.e2e_s.len() as u64
     }
+
+    /// What a dashboard reads off this scrape: the gauges and counters, and the 99th
+    /// percentiles `histogram_quantile(0.99, ...)` gives from the very buckets [`render`] writes.
+    pub fn dashboard(&self) -> Dashboard {
+        let per_request = |les: &[f64], samples: &[f64]| {
+            histogram_quantile(0.99, &cumulative(les, buckets(samples, les), samples.len() as u64))
+        };
+        Dashboard {
+            num_requests_running: self.num_requests_running,
+            num_requests_waiting: self.num_requests_waiting,
+            kv_cache_usage: self.kv_cache_usage,
+            num_preemptions: self.num_preemptions,
+            ttft_p99: per_request(&TTFT_BUCKETS_S, self.ttft_s),
+            tpot_p99: per_request(&TPOT_BUCKETS_S, self.tpot_s),
+            itl_p99: histogram_quantile(0.99, &cumulative(&ITL_BUCKETS_S, itl_counts(self.itl), self.itl.count())),
+        }
+    }
+}
+
+/// A scrape as a dashboard reads it ([`MetricsView::dashboard`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Dashboard {
+    /// `vllm:num_requests_running`.
+    pub num_requests_running: u32,
+    /// `vllm:num_requests_waiting`.
+    pub num_requests_waiting: u32,
+    /// `vllm:kv_cache_usage_perc`.
+    pub kv_cache_usage: f64,
+    /// `vllm:num_preemptions_total`.
+    pub num_preemptions: u64,
+    /// `histogram_quantile(0.99, vllm:time_to_first_token_seconds_bucket)`; none without requests.
+    pub ttft_p99: Option<Quantile>,
+    /// The same over `vllm:request_time_per_output_token_seconds`.
+    pub tpot_p99: Option<Quantile>,
+    /// The same over `vllm:inter_token_latency_seconds`.
+    pub itl_p99: Option<Quantile>,
+}
+
+/// `(le, cumulative count)` pairs as a scrape lists them, `+Inf` last.
+fn cumulative(les: &[f64], counts: Vec<u64>, total: u64) -> Vec<(f64, f64)> {
+    les.iter().zip(counts).map(|(&le, c)| (le, c as f64)).chain([(f64::INFINITY, total as f64)]).collect()
+}
+
+/// The ITL histogram's counts at vLLM's bounds.
+fn itl_counts(itl: &LogHistogram) -> Vec<u64> {
+    ITL_BUCKETS_S.iter().map(|&le| itl.count_le(le)).collect()
 }
 
 /// The `/metrics` text of a finished run: gauges as at the end of the run, counters and
@@ -247,7 +297,7 @@ pub fn render(view: &MetricsView<'_>, model: &str) -> String {
         "vllm:inter_token_latency_seconds",
         "Histogram of inter-token latency in seconds.",
         &ITL_BUCKETS_S,
-        ITL_BUCKETS_S.iter().map(|&le| view.itl.count_le(le)).collect(),
+        itl_counts(view.itl),
         view.itl.count(),
         view.itl.sum(),
     );
@@ -430,6 +480,39 @@ mod tests {
             let (stop, length) = (reason("stop"), reason("length"));
             assert_eq!(stop + length, outcome.summary.requests_completed as f64, "{output:?}");
             assert!(share.contains(&(length / (stop + length))), "{output:?}: {length} of {}", stop + length);
+        }
+    }
+
+    #[test]
+    fn the_dashboard_reads_what_the_text_says() {
+        let outcome =
+            Simulation::new(&crate::prepare_scenario(&small_run()).unwrap(), Options::default()).run().unwrap();
+        let text = prometheus_text(&outcome, MODEL);
+        let d = MetricsView::of_outcome(&outcome).dashboard();
+        // The gauges and counter, as written.
+        let series = |name: &str| format!("{name}{{engine=\"0\",model_name=\"{MODEL}\"}}");
+        assert_eq!(value(&text, &series("vllm:num_requests_running")), f64::from(d.num_requests_running));
+        assert_eq!(value(&text, &series("vllm:num_requests_waiting")), f64::from(d.num_requests_waiting));
+        assert_eq!(value(&text, &series("vllm:kv_cache_usage_perc")), d.kv_cache_usage);
+        assert_eq!(value(&text, &series("vllm:num_preemptions_total")), d.num_preemptions as f64);
+        // Each p99 is histogram_quantile over the buckets the text lists, read back from it.
+        for (family, q) in [
+            ("vllm:time_to_first_token_seconds", d.ttft_p99),
+            ("vllm:request_time_per_output_token_seconds", d.tpot_p99),
+            ("vllm:inter_token_latency_seconds", d.itl_p99),
+        ] {
+            let buckets: Vec<(f64, f64)> = text
+                .lines()
+                .filter(|l| l.starts_with(&format!("{family}_bucket{{")))
+                .map(|l| {
+                    let le = l.split("le=\"").nth(1).unwrap().split('"').next().unwrap();
+                    let le = if le == "+Inf" { f64::INFINITY } else { le.parse().unwrap() };
+                    (le, l.rsplit(' ').next().unwrap().parse().unwrap())
+                })
+                .collect();
+            let q = q.unwrap_or_else(|| panic!("{family}: no p99"));
+            assert_eq!(Some(q), histogram_quantile(0.99, &buckets), "{family}");
+            assert!(q.value > 0.0 && q.lower < q.value && q.value <= q.upper, "{family}: {q:?}");
         }
     }
 

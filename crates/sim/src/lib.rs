@@ -41,6 +41,7 @@ pub mod exposition;
 pub mod fleet;
 pub mod fleet_schema;
 pub mod limits;
+pub mod quantile;
 pub mod recorder;
 pub mod sampling;
 pub mod scenario;

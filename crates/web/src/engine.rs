@@ -19,7 +19,8 @@ pub fn simulate(config: JsValue) -> Result<JsValue, Fault> {
     to_js(&kneelab_sim::simulate(&config).map_err(boundary::core)?)
 }
 
-/// Sweeps offered load (the CLI's `kneelab sweep`); `loads` defaults to 0.1, 0.15, ..., 1.2.
+/// Sweeps offered load (the CLI's `kneelab sweep`); `loads` defaults to the lab's grid, 0.05,
+/// 0.1, ..., 1.2.
 #[wasm_bindgen]
 pub fn sweep(config: JsValue, loads: JsValue) -> Result<JsValue, Fault> {
     let config = boundary::config(&config)?;
@@ -75,10 +76,45 @@ pub fn compare_loops(
 /// `/metrics` would show it (Prometheus text) with `model_name` as its label; empty at no load.
 #[wasm_bindgen(js_name = metricsText)]
 pub fn metrics_text(config: JsValue, capacity: JsValue, load: JsValue, model_name: JsValue) -> Result<String, Fault> {
-    let config = boundary::config(&config)?;
-    let capacity = boundary::capacity(&capacity)?;
-    let load = boundary::number(&load, "load.offered_load")?;
+    let outcome = point_outcome(&config, &capacity, &load)?;
     let model_name = boundary::string(&model_name, "model_name")?;
-    let outcome = kneelab_lab::point_outcome(config, capacity, load).map_err(js_error)?;
     Ok(outcome.map(|o| exposition::prometheus_text(&o, &model_name)).unwrap_or_default())
+}
+
+/// [`metrics_text`]'s scrape and how a dashboard reads it, `{ text, dashboard }`: the gauges and
+/// `histogram_quantile(0.99, ...)` of TTFT, TPOT and ITL from the buckets the text lists (the
+/// function `kneelab probe` reads a real scrape with). `{ text: "", dashboard: null }` at no load.
+#[wasm_bindgen(js_name = metricsReading)]
+pub fn metrics_reading(
+    config: JsValue,
+    capacity: JsValue,
+    load: JsValue,
+    model_name: JsValue,
+) -> Result<JsValue, Fault> {
+    #[derive(serde::Serialize)]
+    struct Reading {
+        text: String,
+        dashboard: Option<exposition::Dashboard>,
+    }
+    let outcome = point_outcome(&config, &capacity, &load)?;
+    let model_name = boundary::string(&model_name, "model_name")?;
+    to_js(&match outcome {
+        Some(o) => Reading {
+            text: exposition::prometheus_text(&o, &model_name),
+            dashboard: Some(exposition::MetricsView::of_outcome(&o).dashboard()),
+        },
+        None => Reading { text: String::new(), dashboard: None },
+    })
+}
+
+/// The lab's run at `load`, read from what crossed the boundary; none at no load.
+fn point_outcome(
+    config: &JsValue,
+    capacity: &JsValue,
+    load: &JsValue,
+) -> Result<Option<kneelab_sim::summary::Outcome>, Fault> {
+    let config = boundary::config(config)?;
+    let capacity = boundary::capacity(capacity)?;
+    let load = boundary::number(load, "load.offered_load")?;
+    kneelab_lab::point_outcome(config, capacity, load).map_err(js_error)
 }
