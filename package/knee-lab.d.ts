@@ -80,15 +80,12 @@ export interface KneeLabQuantile {
   upper: number | null;
 }
 
-/** A /metrics scrape read as a dashboard reads it. */
+/** A /metrics scrape read as a dashboard reads it, by vLLM's metric names. */
 export interface KneeLabDashboard {
-  num_requests_running: number;
-  num_requests_waiting: number;
-  kv_cache_usage: number;
-  num_preemptions: number;
-  ttft_p99: KneeLabQuantile | null;
-  tpot_p99: KneeLabQuantile | null;
-  itl_p99: KneeLabQuantile | null;
+  /** `vllm:num_requests_running`, `vllm:num_requests_waiting`, `vllm:kv_cache_usage_perc`, `vllm:num_preemptions_total`. */
+  values: Record<string, number>;
+  /** histogram_quantile(0.99, ...) of `vllm:time_to_first_token_seconds`, `vllm:request_time_per_output_token_seconds` and `vllm:inter_token_latency_seconds`. */
+  p99: Record<string, KneeLabQuantile | null>;
 }
 
 /** The simulator's schema: defaults, option lists, presets, workloads, readouts, ranges. */

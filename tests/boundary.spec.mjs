@@ -113,7 +113,9 @@ test('wrong arguments from JS are errors naming them, and the Lab stays usable',
     // The reading is of that very text: the same bytes, and a dashboard beside them.
     const reading = later.metricsReading(config, lab.capacity(), 0.5, 'm');
     if (reading.text !== later.metricsText(config, lab.capacity(), 0.5, 'm')) throw new Error('two texts');
-    if (!(reading.dashboard.ttft_p99.value > 0)) throw new Error(`no TTFT p99 in ${JSON.stringify(reading.dashboard)}`);
+    if (!(reading.dashboard.p99['vllm:time_to_first_token_seconds'].value > 0)) {
+      throw new Error(`no TTFT p99 in ${JSON.stringify(reading.dashboard)}`);
+    }
     // A capacity whose unloaded latency is unknown (NaN, which crosses as null) is still a capacity.
     const unknownBase = later.compareLoops(config, { ...lab.capacity(), base_latency_s: null }, 0.5, 5).users;
     return { messages, throughput: readouts.throughput_rps, metrics, unknownBase };

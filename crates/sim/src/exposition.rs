@@ -128,41 +128,44 @@ impl<'a> MetricsView<'a> {
         self.e2e_s.len() as u64
     }
 
-    /// What a dashboard reads off this scrape: the gauges and counters, and the 99th
-    /// percentiles `histogram_quantile(0.99, ...)` gives from the very buckets [`render`] writes.
+    /// What a dashboard reads off this scrape: the gauges and the preemption counter, and the
+    /// 99th percentiles `histogram_quantile(0.99, ...)` gives from the very buckets [`render`]
+    /// writes, each by its vLLM metric name.
     pub fn dashboard(&self) -> Dashboard {
         let per_request = |les: &[f64], samples: &[f64]| {
             histogram_quantile(0.99, &cumulative(les, buckets(samples, les), samples.len() as u64))
         };
+        let itl = cumulative(&ITL_BUCKETS_S, itl_counts(self.itl), self.itl.count());
         Dashboard {
-            num_requests_running: self.num_requests_running,
-            num_requests_waiting: self.num_requests_waiting,
-            kv_cache_usage: self.kv_cache_usage,
-            num_preemptions: self.num_preemptions,
-            ttft_p99: per_request(&TTFT_BUCKETS_S, self.ttft_s),
-            tpot_p99: per_request(&TPOT_BUCKETS_S, self.tpot_s),
-            itl_p99: histogram_quantile(0.99, &cumulative(&ITL_BUCKETS_S, itl_counts(self.itl), self.itl.count())),
+            values: [
+                ("vllm:num_requests_running", f64::from(self.num_requests_running)),
+                ("vllm:num_requests_waiting", f64::from(self.num_requests_waiting)),
+                ("vllm:kv_cache_usage_perc", self.kv_cache_usage),
+                ("vllm:num_preemptions_total", self.num_preemptions as f64),
+            ],
+            p99: [
+                ("vllm:time_to_first_token_seconds", per_request(&TTFT_BUCKETS_S, self.ttft_s)),
+                ("vllm:request_time_per_output_token_seconds", per_request(&TPOT_BUCKETS_S, self.tpot_s)),
+                ("vllm:inter_token_latency_seconds", histogram_quantile(0.99, &itl)),
+            ],
         }
     }
 }
 
-/// A scrape as a dashboard reads it ([`MetricsView::dashboard`]).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+/// A scrape as a dashboard reads it ([`MetricsView::dashboard`]), by vLLM's metric names.
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Dashboard {
-    /// `vllm:num_requests_running`.
-    pub num_requests_running: u32,
-    /// `vllm:num_requests_waiting`.
-    pub num_requests_waiting: u32,
-    /// `vllm:kv_cache_usage_perc`.
-    pub kv_cache_usage: f64,
-    /// `vllm:num_preemptions_total`.
-    pub num_preemptions: u64,
-    /// `histogram_quantile(0.99, vllm:time_to_first_token_seconds_bucket)`; none without requests.
-    pub ttft_p99: Option<Quantile>,
-    /// The same over `vllm:request_time_per_output_token_seconds`.
-    pub tpot_p99: Option<Quantile>,
-    /// The same over `vllm:inter_token_latency_seconds`.
-    pub itl_p99: Option<Quantile>,
+    /// The gauges and the preemption counter, as the scrape states them.
+    #[serde(serialize_with = "as_map")]
+    pub values: [(&'static str, f64); 4],
+    /// `histogram_quantile(0.99, NAME_bucket)` of TTFT, TPOT and ITL; none without requests.
+    #[serde(serialize_with = "as_map")]
+    pub p99: [(&'static str, Option<Quantile>); 3],
+}
+
+/// Name-value pairs written as a map (an object, by name), in their order.
+fn as_map<S: serde::Serializer, V: Serialize>(pairs: &[(&'static str, V)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
 }
 
 /// `(le, cumulative count)` pairs as a scrape lists them, `+Inf` last.
@@ -491,16 +494,11 @@ mod tests {
         let d = MetricsView::of_outcome(&outcome).dashboard();
         // The gauges and counter, as written.
         let series = |name: &str| format!("{name}{{engine=\"0\",model_name=\"{MODEL}\"}}");
-        assert_eq!(value(&text, &series("vllm:num_requests_running")), f64::from(d.num_requests_running));
-        assert_eq!(value(&text, &series("vllm:num_requests_waiting")), f64::from(d.num_requests_waiting));
-        assert_eq!(value(&text, &series("vllm:kv_cache_usage_perc")), d.kv_cache_usage);
-        assert_eq!(value(&text, &series("vllm:num_preemptions_total")), d.num_preemptions as f64);
+        for (name, v) in &d.values {
+            assert_eq!(value(&text, &series(name)), *v, "{name}");
+        }
         // Each p99 is histogram_quantile over the buckets the text lists, read back from it.
-        for (family, q) in [
-            ("vllm:time_to_first_token_seconds", d.ttft_p99),
-            ("vllm:request_time_per_output_token_seconds", d.tpot_p99),
-            ("vllm:inter_token_latency_seconds", d.itl_p99),
-        ] {
+        for (family, q) in &d.p99 {
             let buckets: Vec<(f64, f64)> = text
                 .lines()
                 .filter(|l| l.starts_with(&format!("{family}_bucket{{")))

@@ -52,13 +52,13 @@ export function setup({ lab }) {
       });
     }
     fill(reading, {
-      running: formatMetric('num_requests_running_now', d.num_requests_running),
-      waiting: formatMetric('num_requests_waiting_now', d.num_requests_waiting),
-      kv: formatPercent(d.kv_cache_usage),
-      preemptions: formatMetric('num_preemptions', d.num_preemptions),
-      ttft_q99: formatSeconds(d.ttft_p99?.value),
-      tpot_q99: formatSeconds(d.tpot_p99?.value),
-      itl_q99: formatSeconds(d.itl_p99?.value),
+      running: formatMetric('num_requests_running_now', d.values['vllm:num_requests_running']),
+      waiting: formatMetric('num_requests_waiting_now', d.values['vllm:num_requests_waiting']),
+      kv: formatPercent(d.values['vllm:kv_cache_usage_perc']),
+      preemptions: formatMetric('num_preemptions', d.values['vllm:num_preemptions_total']),
+      ttft_q99: formatSeconds(d.p99['vllm:time_to_first_token_seconds']?.value),
+      tpot_q99: formatSeconds(d.p99['vllm:request_time_per_output_token_seconds']?.value),
+      itl_q99: formatSeconds(d.p99['vllm:inter_token_latency_seconds']?.value),
       ttft_exact: formatSeconds(r.ttft_p99),
       tpot_exact: formatSeconds(r.tpot_p99),
       itl_exact: formatSeconds(r.itl_p99),
