@@ -1,6 +1,7 @@
 // Beat 7: on your cluster. Page-level knobs (load, the knob table's two --max-num-seqs, chunked
 // prefill, token budget, KV cache size) that drive the main lab; its live signals; and a table of
-// full sweeps with one knob changed at a time (wasm `sweep`, one per task so the page stays responsive).
+// full sweeps with one knob changed at a time (wasm `sweep`, one per task so the page stays
+// responsive).
 
 import { BUDGETS, KV_CACHE_TOKENS, LOAD_PCT, MAX_MODEL_LEN, SCHEMA, kvLabel } from '../knee-lab.js';
 import {

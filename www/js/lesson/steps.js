@@ -108,8 +108,8 @@ const STEPS = {
 
 /**
  * The lesson's sizing question: a chat replica (where the sequence cap binds) with the schema's
- * cap and the step's peak; its time in the batch comes from the engine's sweep, at saturation, where the
- * batch is fullest.
+ * cap and the step's peak; its time in the batch comes from the engine's sweep, at saturation,
+ * where the batch is fullest.
  */
 export const SIZING = {
   cap: BASE_ENGINE.max_num_seqs,
