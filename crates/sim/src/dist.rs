@@ -241,8 +241,9 @@ impl TokenDist {
             TokenDist::Fixed(v) => *v,
             TokenDist::Uniform { min, max } => stream.integer(*min, *max),
             TokenDist::Geometric { ln_q, max, .. } => {
-                let u = stream.uniform();
-                let failures = libm::log1p(-u) / ln_q; // ln(1 - u) / ln(1 - p), both <= 0
+                // ln(1 - u) / ln(1 - p), both <= 0. `1 - u` is exact for the generator's
+                // uniforms (multiples of 2^-53), so `log` gives what `log1p(-u)` would, faster.
+                let failures = libm::log(1.0 - stream.uniform()) / ln_q;
                 (failures.floor() + 1.0).min(*max as f64) as u32
             }
             TokenDist::Lognormal { dist, max, .. } => {
@@ -332,6 +333,25 @@ mod tests {
         for (dist, expected, tol) in rows {
             let m = sample_mean(dist, 200_000);
             assert!((m - expected).abs() <= expected * tol + 1e-9, "{dist:?}: mean {m}, expected {expected}");
+        }
+    }
+
+    /// The geometric draw takes `log(1 - u)` and truncates, where it took `log1p(-u)` and the
+    /// floor: the same lengths, so every run that draws them is unchanged.
+    #[test]
+    fn geometric_draws_are_those_of_log1p_and_the_floor() {
+        for (mean, max) in [(100.0, 1_000_000u32), (2.5, 50), (1.0, 1_000_000), (4000.0, 8192), (250_000.0, 1_000_000)]
+        {
+            let d =
+                TokenDist::from_config(&DistConfig { max: Some(u64::from(max)), ..DistConfig::geometric(mean) }, "x")
+                    .unwrap();
+            let TokenDist::Geometric { ln_q, .. } = d else { unreachable!() };
+            let (mut a, mut b) = (Stream::new(3), Stream::new(3));
+            for _ in 0..1_000_000 {
+                let u = b.uniform();
+                let old = (libm::log1p(-u) / ln_q).floor() + 1.0;
+                assert_eq!(d.sample(&mut a), old.min(max as f64) as u32, "mean {mean}, u {u}");
+            }
         }
     }
 

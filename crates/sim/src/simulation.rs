@@ -9,6 +9,7 @@
 
 use crate::batch::{Batch, Request, StepPlan};
 use crate::config::ThinkDist;
+use crate::cost::Frontend;
 use crate::error::ConfigError;
 use crate::event::{Arrival, EventQueue, OPEN_LOOP};
 use crate::recorder::{MAX_TRACED_SEATS, MAX_TRACED_STEPS, Recorder, Seat, Snapshot, StepWindow, Trace};
@@ -900,8 +901,11 @@ impl Simulation {
                     let f = Finished { arrival_s: r.arrival_s, end_s: end, ttft_s: ttft, tpot_s: tpot.unwrap_or(0.0) };
                     self.finished_log.push(f);
                 }
+                // With no frontend time the client's view is the server's: not kept twice.
                 let front = self.scenario.frontend;
-                self.recorder.client(front.ttft_s(ttft, r.prompt), front.e2e_s(e2e, r.prompt, r.output));
+                if front != Frontend::default() {
+                    self.recorder.client(front.ttft_s(ttft, r.prompt), front.e2e_s(e2e, r.prompt, r.output));
+                }
                 if traced {
                     let trace = self.recorder.trace_mut((r.id - self.first_traced) as usize);
                     trace.scheduled_s = r.first_scheduled_s;

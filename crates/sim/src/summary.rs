@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::capacity::Capacity;
+use crate::cost::Frontend;
 use crate::recorder::{QueuePoint, Recorder, Snapshot, Trace};
 use crate::scenario::{Load, Scenario, Slo};
 use crate::stats::{LogHistogram, Stat, stat_of};
@@ -275,6 +276,7 @@ impl Outcome {
         let (running, waiting, kv_used) = rec.state();
         let mut kept = rec.into_kept();
         let judged = judge(&kept.slo_pairs, scenario.slo, lambda);
+        let client_is_server = scenario.frontend == Frontend::default();
         let ttft = stat_of(&mut kept.ttft_s);
         let e2e = stat_of(&mut kept.samples.e2e_s);
         let l = per_s(areas.running + areas.waiting);
@@ -307,8 +309,10 @@ impl Outcome {
             goodput_rps: judged.goodput_rps,
             slo_attainment: judged.slo_attainment,
             ttft_s: ttft,
-            client_ttft_s: stat_of(&mut kept.client_ttft_s),
-            client_e2e_s: stat_of(&mut kept.client_e2e_s),
+            // Without a frontend's time the simulation keeps no client-side samples: they are
+            // the server's.
+            client_ttft_s: if client_is_server { ttft } else { stat_of(&mut kept.client_ttft_s) },
+            client_e2e_s: if client_is_server { e2e } else { stat_of(&mut kept.client_e2e_s) },
             tpot_s: stat_of(&mut kept.samples.tpot_s),
             itl_s: kept.itl_s.stat(),
             e2e_s: e2e,
