@@ -5,7 +5,7 @@
 //
 // Attributes set the starting state, each by its Config path or its short alias (the schema's
 // table of settings, knee-lab-settings.js): load.offered_load or load (fraction of capacity,
-// 0-1.2), load.mode or mode (open | closed), workload.preset or workload (chat | rag),
+// within the schema's load_range), load.mode or mode (open | closed), workload.preset or workload (chat | rag),
 // cost.preset or preset, engine.max_num_seqs or max-num-seqs, engine.chunked_prefill or
 // chunked-prefill, engine.max_num_batched_tokens, slo.ttft_ms, slo.tpot_ms, load.think_time_s,
 // load.burstiness, engine.kv_cache_tokens, run.requests, seed, slo.knee or knee-rule; and
