@@ -135,6 +135,7 @@ fn one(what: &str) -> bool {
             let loads = sweep::load_grid(0.05, 1.2, 0.05).unwrap();
             println!("{:?}", sweep::sweep(&config, &loads, SweepOptions::default()).unwrap().knee);
         }
+        "tails" => tails(),
         "mm1" => {
             let outcome = Simulation::new(&Scenario::new(&mm1_config()).unwrap(), Options::default()).run().unwrap();
             println!("{}", outcome.summary.e2e_s.mean);
@@ -142,6 +143,40 @@ fn one(what: &str) -> bool {
         _ => return false,
     }
     true
+}
+
+/// `bench tails`: how far TTFT p99 at 85% load moves with the seed, for the lab's requests per
+/// point and for the engine's most, and what a run of each costs (the lesson's config, seeds 1-5,
+/// each run measuring its own capacity as a lab does).
+fn tails() {
+    use kneelab_sim::schema::{self, lesson_config};
+    println!("TTFT p99 at 85% of capacity, seeds 1-5 (spread: max / min - 1)");
+    for workload in [WorkloadPreset::Rag, WorkloadPreset::Chat] {
+        for requests in [schema::DEFAULT_REQUESTS, kneelab_sim::scenario::MAX_REQUESTS] {
+            let (mut p99s, mut caps, mut run_s) = (Vec::new(), Vec::new(), Vec::new());
+            for seed in 1..=5 {
+                let config = Config { seed, ..lesson_config(workload, LoadConfig::open_offered(0.85), requests) };
+                let (scenario, cap) = kneelab_sim::prepare(&config).expect("the lesson's config");
+                let t = Instant::now();
+                let outcome = Simulation::new(&scenario, Options::default()).run().expect("valid scenario");
+                run_s.push(t.elapsed().as_secs_f64());
+                p99s.push(outcome.summary.ttft_s.p99);
+                caps.push(cap.rps);
+            }
+            let spread = |v: &[f64]| {
+                let (lo, hi) = v.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+                100.0 * (hi / lo - 1.0)
+            };
+            let shown: Vec<String> = p99s.iter().map(|p| format!("{p:.2}")).collect();
+            println!(
+                "{workload:?} x {requests:>9} requests: p99 {} s, spread {:.1}% (capacity spread {:.1}%), {:.0} ms a run",
+                shown.join(" "),
+                spread(&p99s),
+                spread(&caps),
+                run_s.iter().sum::<f64>() / run_s.len() as f64 * 1e3
+            );
+        }
+    }
 }
 
 /// M/M/1-like: one seat, a constant 10 ms step, 1-token prompts, geometric outputs of mean 100.
