@@ -337,7 +337,7 @@ impl Lab {
             .iter()
             .filter_map(|&c| {
                 let i = self.loads.iter().position(|&l| (l - c).abs() < 1e-9)?;
-                outcomes.get(i).map(|o| (c, &o.ttft_samples_s[..]))
+                outcomes.get(i).map(|o| (c, o.request_samples.ttft_s()))
             })
             .collect()
     }

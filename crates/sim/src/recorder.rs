@@ -46,16 +46,12 @@ pub const MAX_SERIES_POINTS: usize = 500_000;
 /// happened; it decides what counts (a measured request, a moment inside the measured window).
 #[derive(Clone, Debug, Default)]
 pub struct Recorder {
-    /// TTFT of each measured request.
-    ttft_s: Vec<f64>,
     /// Client-side TTFT of each measured request (server-side plus the frontend's time).
     client_ttft_s: Vec<f64>,
     /// Client-side end-to-end latency of each measured request.
     client_e2e_s: Vec<f64>,
-    /// The other latencies of each measured request.
+    /// The latencies of each measured request.
     samples: RequestSamples,
-    /// (TTFT, TPOT or 0 for one-token answers) per measured request, for re-judging SLOs.
-    slo_pairs: Vec<(f64, f64)>,
     /// Every inter-token gap of measured requests.
     itl_s: LogHistogram,
     /// Prompt tokens of measured requests.
@@ -111,11 +107,9 @@ pub struct Areas {
 
 /// What a finished recorder hands over: the samples it kept, moved out whole.
 pub(crate) struct Kept {
-    pub ttft_s: Vec<f64>,
     pub client_ttft_s: Vec<f64>,
     pub client_e2e_s: Vec<f64>,
     pub samples: RequestSamples,
-    pub slo_pairs: Vec<(f64, f64)>,
     pub itl_s: LogHistogram,
     pub series: Vec<QueuePoint>,
     pub traces: Vec<Trace>,
@@ -210,19 +204,7 @@ impl Recorder {
         recorder.traces.reserve(traces);
         // Room for every measured request's samples at once: no copy as they grow, and no
         // doubling past what the run needs.
-        let s = &mut recorder.samples;
-        for v in [
-            &mut recorder.ttft_s,
-            &mut s.tpot_s,
-            &mut s.e2e_s,
-            &mut s.queue_s,
-            &mut s.batch_s,
-            &mut s.prefill_s,
-            &mut s.decode_s,
-        ] {
-            v.reserve_exact(measured);
-        }
-        recorder.slo_pairs.reserve_exact(measured);
+        recorder.samples.reserve(measured);
         recorder
     }
 
@@ -282,18 +264,7 @@ impl Recorder {
         output: u32,
         at_length: bool,
     ) {
-        self.ttft_s.push(ttft_s);
-        let s = &mut self.samples;
-        if let Some(tpot) = tpot_s {
-            s.tpot_s.push(tpot);
-        }
-        s.e2e_s.push(e2e_s);
-        s.queue_s.push(queue_s);
-        s.batch_s.push(e2e_s - queue_s);
-        s.prefill_s.push(ttft_s - queue_s);
-        s.decode_s.push(e2e_s - ttft_s);
-        s.stopped_at_length += u64::from(at_length);
-        self.slo_pairs.push((ttft_s, tpot_s.unwrap_or(0.0)));
+        self.samples.push(ttft_s, tpot_s, e2e_s, queue_s, at_length);
         self.prompt_tokens += prompt as u64;
         self.generation_tokens += output as u64;
     }
@@ -406,12 +377,7 @@ impl Recorder {
         trace.drain(from..from + early);
     }
 
-    /// TTFT of each measured request finished so far.
-    pub fn ttft_s(&self) -> &[f64] {
-        &self.ttft_s
-    }
-
-    /// The other latencies of each measured request finished so far.
+    /// The latencies of each measured request finished so far.
     pub fn samples(&self) -> &RequestSamples {
         &self.samples
     }
@@ -423,7 +389,7 @@ impl Recorder {
 
     /// Measured requests finished so far.
     pub fn requests_completed(&self) -> usize {
-        self.samples.e2e_s.len()
+        self.samples.len()
     }
 
     /// Preemptions inside the measured window.
@@ -469,11 +435,9 @@ impl Recorder {
     /// The samples kept, moved out.
     pub(crate) fn into_kept(self) -> Kept {
         Kept {
-            ttft_s: self.ttft_s,
             client_ttft_s: self.client_ttft_s,
             client_e2e_s: self.client_e2e_s,
             samples: self.samples,
-            slo_pairs: self.slo_pairs,
             itl_s: self.itl_s,
             series: self.series.unwrap_or_default(),
             traces: self.traces,

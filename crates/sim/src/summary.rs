@@ -158,11 +158,8 @@ pub struct Outcome {
     pub summary: Summary,
     /// The completion rate goodput is a share of.
     throughput_rps: f64,
-    /// (TTFT, TPOT) per measured request, to re-judge goodput under other SLOs without re-running.
-    pub slo_pairs: Vec<(f64, f64)>,
-    /// TTFT samples (in no particular order), for Prometheus-style buckets.
-    pub ttft_samples_s: Vec<f64>,
-    /// Every measured request's other latencies, for `/metrics` histograms (in no order).
+    /// Every measured request's latencies, in the order they finished: for `/metrics` histograms,
+    /// and to re-judge goodput under other SLOs without re-running.
     pub request_samples: RequestSamples,
     /// Inter-token gaps.
     pub itl_histogram: LogHistogram,
@@ -204,24 +201,86 @@ pub struct StepKinds {
     pub with_prefill_mean_s: f64,
 }
 
-/// Per-request latencies of measured requests, for the histograms vLLM exports per request.
+/// Per-request latencies of measured requests, index `i` the `i`-th to finish, for the
+/// histograms vLLM exports per request and for judging SLOs. Four numbers a request: the phases
+/// vLLM also exports (time in the batch, prefill, decode) are their differences, computed when
+/// asked rather than kept (a million-request run keeps 32 MB, not 72).
 #[derive(Clone, Debug, Default)]
 pub struct RequestSamples {
-    /// TPOT of requests with more than one output token.
-    pub tpot_s: Vec<f64>,
+    /// Arrival to first token (TTFT).
+    ttft_s: Vec<f64>,
+    /// TPOT, or NaN for a one-token answer, which has none.
+    tpot_s: Vec<f64>,
     /// Arrival to last token.
-    pub e2e_s: Vec<f64>,
+    e2e_s: Vec<f64>,
     /// Arrival to first scheduled.
-    pub queue_s: Vec<f64>,
-    /// First scheduled to last token: time in the batch (vLLM's inference time).
-    pub batch_s: Vec<f64>,
-    /// First scheduled to first token.
-    pub prefill_s: Vec<f64>,
-    /// First token to last token.
-    pub decode_s: Vec<f64>,
+    queue_s: Vec<f64>,
     /// How many stopped at their `max_tokens` (vLLM's `finished_reason="length"`); the rest
     /// stopped on their own (`"stop"`).
     pub stopped_at_length: u64,
+}
+
+impl RequestSamples {
+    /// Makes room for `n` more requests.
+    pub(crate) fn reserve(&mut self, n: usize) {
+        for v in [&mut self.ttft_s, &mut self.tpot_s, &mut self.e2e_s, &mut self.queue_s] {
+            v.reserve_exact(n);
+        }
+    }
+
+    /// A request finished; `tpot_s` is `None` for a one-token answer.
+    pub(crate) fn push(&mut self, ttft_s: f64, tpot_s: Option<f64>, e2e_s: f64, queue_s: f64, at_length: bool) {
+        self.ttft_s.push(ttft_s);
+        self.tpot_s.push(tpot_s.unwrap_or(f64::NAN));
+        self.e2e_s.push(e2e_s);
+        self.queue_s.push(queue_s);
+        self.stopped_at_length += u64::from(at_length);
+    }
+
+    /// Requests recorded.
+    pub fn len(&self) -> usize {
+        self.e2e_s.len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.e2e_s.is_empty()
+    }
+
+    /// TTFT of each request.
+    pub fn ttft_s(&self) -> &[f64] {
+        &self.ttft_s
+    }
+
+    /// Arrival to last token of each request.
+    pub fn e2e_s(&self) -> &[f64] {
+        &self.e2e_s
+    }
+
+    /// Arrival to first scheduled of each request.
+    pub fn queue_s(&self) -> &[f64] {
+        &self.queue_s
+    }
+
+    /// TPOT of each request with more than one output token.
+    pub fn tpot_s(&self) -> impl Iterator<Item = f64> + '_ {
+        self.tpot_s.iter().copied().filter(|t| !t.is_nan())
+    }
+
+    /// First scheduled to last token: time in the batch (vLLM's inference time).
+    pub fn batch_s(&self) -> impl Iterator<Item = f64> + '_ {
+        self.e2e_s.iter().zip(&self.queue_s).map(|(e2e, queue)| e2e - queue)
+    }
+
+    /// First scheduled to first token.
+    pub fn prefill_s(&self) -> impl Iterator<Item = f64> + '_ {
+        self.ttft_s.iter().zip(&self.queue_s).map(|(ttft, queue)| ttft - queue)
+    }
+
+    /// First token to last token.
+    pub fn decode_s(&self) -> impl Iterator<Item = f64> + '_ {
+        self.e2e_s.iter().zip(&self.ttft_s).map(|(e2e, ttft)| e2e - ttft)
+    }
 }
 
 /// Cumulative counts of `samples` at each upper bound `le` (Prometheus histogram buckets; `les`
@@ -275,13 +334,19 @@ impl Outcome {
         let last_measured_arrival_s = rec.last_measured_arrival_s();
         let (running, waiting, kv_used) = rec.state();
         let mut kept = rec.into_kept();
-        let judged = judge(&kept.slo_pairs, scenario.slo, lambda);
+        let r = &kept.samples;
+        let judged = judge(r, scenario.slo, lambda);
         let client_is_server = scenario.frontend == Frontend::default();
-        let ttft = stat_of(&mut kept.ttft_s);
-        let e2e = stat_of(&mut kept.samples.e2e_s);
+        // Each statistic selects in one scratch copy, so the samples keep their order (and
+        // their pairing, which the phases and the SLO judgement need).
+        let mut scratch = Vec::with_capacity(r.len());
+        let ttft = stat_in(&mut scratch, r.ttft_s().iter().copied());
+        let e2e = stat_in(&mut scratch, r.e2e_s().iter().copied());
+        let tpot = stat_in(&mut scratch, r.tpot_s());
+        let queue = stat_in(&mut scratch, r.queue_s().iter().copied());
+        let batch = stat_in(&mut scratch, r.batch_s());
         let l = per_s(areas.running + areas.waiting);
         let w = e2e.mean;
-        let batch = stat_of(&mut kept.samples.batch_s);
         let law = |l: f64, w: f64| LittlesLaw {
             l,
             lambda_rps: lambda,
@@ -313,10 +378,10 @@ impl Outcome {
             // the server's.
             client_ttft_s: if client_is_server { ttft } else { stat_of(&mut kept.client_ttft_s) },
             client_e2e_s: if client_is_server { e2e } else { stat_of(&mut kept.client_e2e_s) },
-            tpot_s: stat_of(&mut kept.samples.tpot_s),
+            tpot_s: tpot,
             itl_s: kept.itl_s.stat(),
             e2e_s: e2e,
-            queue_s: stat_of(&mut kept.samples.queue_s),
+            queue_s: queue,
             num_requests_running_mean: per_s(areas.running),
             num_requests_waiting_mean: per_s(areas.waiting),
             kv_cache_usage_mean: per_s(areas.kv_blocks) / scenario.engine.kv_blocks as f64,
@@ -360,8 +425,6 @@ impl Outcome {
             final_state,
             end_s,
             throughput_rps: lambda,
-            slo_pairs: kept.slo_pairs,
-            ttft_samples_s: kept.ttft_s,
             request_samples: kept.samples,
             itl_histogram: kept.itl_s,
             series: kept.series,
@@ -374,12 +437,12 @@ impl Outcome {
     /// Goodput and SLO attainment of this run under other SLOs (no re-simulation: the SLOs do not
     /// change what the engine does, only which requests count).
     pub fn goodput(&self, slo: Slo) -> Goodput {
-        judge(&self.slo_pairs, slo, self.throughput_rps)
+        judge(&self.request_samples, slo, self.throughput_rps)
     }
 
     /// Cumulative TTFT counts at each upper bound `le` (Prometheus histogram buckets).
     pub fn ttft_buckets(&self, les: &[f64]) -> Vec<u64> {
-        buckets(&self.ttft_samples_s, les)
+        buckets(self.request_samples.ttft_s(), les)
     }
 
     /// Cumulative inter-token-gap counts at each upper bound `le`, to histogram resolution.
@@ -388,9 +451,18 @@ impl Outcome {
     }
 }
 
+/// The statistics of `values`, selected in `scratch`.
+fn stat_in(scratch: &mut Vec<f64>, values: impl Iterator<Item = f64>) -> Stat {
+    scratch.clear();
+    scratch.extend(values);
+    stat_of(scratch)
+}
+
 /// SLO attainment of measured requests, and goodput as that share of the completion rate.
-fn judge(pairs: &[(f64, f64)], slo: Slo, throughput_rps: f64) -> Goodput {
-    let good = pairs.iter().filter(|(ttft, tpot)| *ttft <= slo.ttft_s && *tpot <= slo.tpot_s).count();
-    let slo_attainment = if pairs.is_empty() { 0.0 } else { good as f64 / pairs.len() as f64 };
+fn judge(samples: &RequestSamples, slo: Slo, throughput_rps: f64) -> Goodput {
+    // A one-token answer has no TPOT (NaN), so only its TTFT is judged.
+    let pairs = samples.ttft_s.iter().zip(&samples.tpot_s);
+    let good = pairs.filter(|&(&ttft, &tpot)| ttft <= slo.ttft_s && (tpot <= slo.tpot_s || tpot.is_nan())).count();
+    let slo_attainment = if samples.is_empty() { 0.0 } else { good as f64 / samples.len() as f64 };
     Goodput { goodput_rps: slo_attainment * throughput_rps, slo_attainment }
 }

@@ -115,7 +115,7 @@ fn requests_are_conserved_step_by_step() {
         }
         let outcome = sim.finish().unwrap();
         assert!(!outcome.summary.truncated, "{name}");
-        assert!(outcome.slo_pairs.len() as u64 == outcome.summary.requests_completed, "{name}");
+        assert!(outcome.request_samples.len() as u64 == outcome.summary.requests_completed, "{name}");
     }
 }
 

@@ -105,7 +105,7 @@ impl ChartData {
             "throughput" => ChartData::Throughput(throughput_data(lab.sweep(), marker)),
             "limits" => ChartData::Limits(limits_data(lab.sweep())),
             "tail" => {
-                let current = lab.point().map(|p| (p.load, &p.outcome.ttft_samples_s[..]));
+                let current = lab.point().map(|p| (p.load, p.outcome.request_samples.ttft_s()));
                 ChartData::Tail(tail_data(&lab.compare_samples(), current, slo.ttft_s))
             }
             "queue" => {
