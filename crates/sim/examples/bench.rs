@@ -153,10 +153,12 @@ fn tails() {
     println!("TTFT p99 at 85% of capacity, seeds 1-5 (spread: max / min - 1)");
     for workload in [WorkloadPreset::Rag, WorkloadPreset::Chat] {
         for requests in [schema::DEFAULT_REQUESTS, kneelab_sim::scenario::MAX_REQUESTS] {
-            let (mut p99s, mut caps, mut run_s) = (Vec::new(), Vec::new(), Vec::new());
+            let (mut p99s, mut caps, mut run_s, mut cap_s) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for seed in 1..=5 {
                 let config = Config { seed, ..lesson_config(workload, LoadConfig::open_offered(0.85), requests) };
+                let t = Instant::now();
                 let (scenario, cap) = kneelab_sim::prepare(&config).expect("the lesson's config");
+                cap_s.push(t.elapsed().as_secs_f64());
                 let t = Instant::now();
                 let outcome = Simulation::new(&scenario, Options::default()).run().expect("valid scenario");
                 run_s.push(t.elapsed().as_secs_f64());
@@ -169,11 +171,12 @@ fn tails() {
             };
             let shown: Vec<String> = p99s.iter().map(|p| format!("{p:.2}")).collect();
             println!(
-                "{workload:?} x {requests:>9} requests: p99 {} s, spread {:.1}% (capacity spread {:.1}%), {:.0} ms a run",
+                "{workload:?} x {requests:>7} requests: p99 {} s, spread {:.1}% (capacity {:.1}%); {:.0} ms a run after {:.0} ms measuring capacity",
                 shown.join(" "),
                 spread(&p99s),
                 spread(&caps),
-                run_s.iter().sum::<f64>() / run_s.len() as f64 * 1e3
+                run_s.iter().sum::<f64>() / run_s.len() as f64 * 1e3,
+                cap_s.iter().sum::<f64>() / cap_s.len() as f64 * 1e3
             );
         }
     }
