@@ -163,6 +163,9 @@ test('every error carries the path at fault and its kind, not only a message', a
       dark: grab(() => lab.draw('latency', document.createElement('canvas'), 'yes')),
       size: grab(() => later.size('x')),
       loads: grab(() => later.sweep({}, [0.5, null])),
+      steadyConfig: grab(() => new later.SteadyRun({ engine: { max_num_seqs: 0 } }, 0.85)),
+      steadyLoad: grab(() => new later.SteadyRun({}, 'x')),
+      steadyClosed: grab(() => new later.SteadyRun({ load: { mode: 'closed', think_time_s: 1 } }, 0.85)),
     };
     lab.free();
     return rows;
@@ -178,6 +181,9 @@ test('every error carries the path at fault and its kind, not only a message', a
     dark: ['dark', 'type'],
     size: ['size', 'type'],
     loads: ['loads[1]', 'type'],
+    steadyConfig: ['engine.max_num_seqs', 'invalid'],
+    steadyLoad: ['load.offered_load', 'type'],
+    steadyClosed: ['load.offered_load', 'invalid'],
   };
   for (const [name, [path, kind]] of Object.entries(want)) {
     const e = seen[name];

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { test, expect, openPage } from './helpers.mjs';
+import { test, expect, openPage, setLab } from './helpers.mjs';
 
 const LAB = 'knee-lab#lab';
 const artifacts = path.join(path.dirname(new URL(import.meta.url).pathname), 'test-results', 'screenshots');
@@ -449,7 +449,11 @@ test('every control change: first redraw within 150 ms (p95), the whole sweep wi
 // what a lab holds for its sweeps' runs (at 20,000 requests a point, both sweeps: 62 MB to
 // 28 MB) and cost 166 bytes of wasm (about 50 of them a long run's longer capacity measurement):
 // the page 199,030 to 199,196, the lab alone 166,274 to 166,440, so both bars rose by 100 bytes.
-const BUDGETS = { '/': 199_200, '/lab.html': 166_500 };
+// "Steady tails" (a lab's point re-run with the engine's most requests, whose p99 holds still
+// across seeds) runs in the third module, fetched on the click, so the first load carries only
+// its button and script: 513 bytes of the element's chunk, and a sentence of the lesson's. The
+// page 199,810 (still under the 200,000 the schema's issue set), the lab alone 166,954.
+const BUDGETS = { '/': 199_850, '/lab.html': 167_000 };
 test('everything the pages load totals at most its budget as sent gzipped, all from this origin', async ({ page }) => {
   for (const [url, budget] of Object.entries(BUDGETS)) {
     const responses = [];
@@ -544,4 +548,48 @@ test('each GPU preset says which vLLM it stands for, and which measurements', as
     await expect(lab.locator('#preset-hint')).toHaveText(p.source);
   }
   expect(presets.map((p) => p.vllm)).toEqual(['vLLM 0.6', 'vLLM V1']);
+});
+
+test('steady tails: a steady run at 85% holds TTFT p99 within 10% across five seeds, where the usual run does not; a change drops it', async ({ page }) => {
+  test.setTimeout(120_000);
+  await openLab(page);
+  const lab = page.locator(LAB);
+  const button = lab.locator('#steady');
+  const note = lab.locator('#steady-note');
+  const spread = (xs) => Math.max(...xs) / Math.min(...xs) - 1;
+  const usual = [];
+  const steady = [];
+  const costs = [];
+  for (const seed of [1, 2, 3, 4, 5]) {
+    await setLab(page, { seed, load: 0.85, mode: 'open' });
+    usual.push(await readout(page, 'ttft_p99'));
+    const measured = await readout(page, 'requests_completed');
+    await expect(note).toHaveText(`Readouts from ${measured.toLocaleString('en-US')} measured requests.`);
+    const started = Date.now();
+    await button.click();
+    await expect(lab.locator('#status')).toContainText('Steady run');
+    await expect.poll(() => readout(page, 'requests_completed'), { timeout: 60_000 }).toBeGreaterThan(100 * measured);
+    costs.push(Date.now() - started);
+    steady.push(await readout(page, 'ttft_p99'));
+    await expect(note).toHaveText(`Readouts from ${(await readout(page, 'requests_completed')).toLocaleString('en-US')} measured requests.`);
+    await expect(button).toBeEnabled();
+    await expect(lab.locator('#status')).not.toContainText('Steady run');
+  }
+  console.log(
+    `STEADY TTFT p99 at 85%, seeds 1-5: usual ${usual.map((p) => p.toFixed(2)).join(' ')} s (spread ${(100 * spread(usual)).toFixed(1)}%), ` +
+      `steady ${steady.map((p) => p.toFixed(2)).join(' ')} s (spread ${(100 * spread(steady)).toFixed(1)}%), ${costs.join(', ')} ms a steady run`,
+  );
+  expect(spread(usual)).toBeGreaterThan(0.3);
+  expect(spread(steady)).toBeLessThanOrEqual(0.1);
+  // The page stays answered meanwhile: a load change during a steady run drops it, and the
+  // readouts are the usual run's at the new load.
+  await button.click();
+  await expect(lab.locator('#status')).toContainText('Steady run');
+  await setLoadPercent(page, 60);
+  await expect(lab.locator('#status')).not.toContainText('Steady run');
+  expect(await readout(page, 'requests_completed')).toBeLessThan(20_000);
+  expect(await readout(page, 'offered_load')).toBe(0.6);
+  // A closed loop has no steady run.
+  await setLab(page, { mode: 'closed' });
+  await expect(button).toBeDisabled();
 });

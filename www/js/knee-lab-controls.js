@@ -3,6 +3,7 @@
 // errors by their `path`, attribute errors by the attribute's name); a control without an alert
 // of its own, or hidden, reports in the general one.
 
+import { noSteady } from './knee-lab-steady.js';
 import { BURSTINESS, MAX_MODEL_LEN, PRESETS, SETTINGS, controlFor, settingNamed } from './knee-lab-settings.js';
 
 /** The SLO boxes: control id, state key, what a message calls it. */
@@ -52,6 +53,7 @@ export function syncControls(root, s) {
   const slider = el('offered-load');
   if (Number(slider.value) !== pct) slider.value = String(pct);
   const closed = s.mode === 'closed';
+  el('steady').disabled = noSteady(s);
   slider.setAttribute('aria-valuetext', closed ? `users offering ${pct}% of capacity if unloaded` : `${pct}% of capacity`);
   const label = root.querySelector('label[for="offered-load"]');
   label.querySelector('.load-name').textContent = closed ? 'Users’ demand' : 'Offered load';

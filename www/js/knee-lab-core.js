@@ -9,6 +9,7 @@ import { DEFAULT_STATE, LISTS, configOf, merged } from './knee-lab-settings.js';
 import { describeCharts, sayLater, showReadouts } from './knee-lab-words.js';
 import { Alerts, syncControls, unreadable } from './knee-lab-controls.js';
 import { Simulator } from './knee-lab-sim.js';
+import { steadyKey, wireSteady } from './knee-lab-steady.js';
 import { PLAYER_PANEL, PlayerFeed } from './replica-feed.js';
 import { pushCapped } from './schedule.js';
 
@@ -59,6 +60,7 @@ export class LabCore {
     this.ready.catch(() => {}); // a lab that never loads leaves no unhandled rejection behind
     this.alerts = new Alerts(host, root);
     this.feed = new PlayerFeed(host, root, this);
+    wireSteady(this, root);
   }
 
   /** Whether the point is still changing: it is to be re-run, or waits for the capacity. */
@@ -230,7 +232,6 @@ export class LabCore {
     });
   }
 
-
   #render() {
     const sim = this.sim;
     if (!sim.alive()) return;
@@ -244,6 +245,7 @@ export class LabCore {
       } else {
         this.readouts = sim.lab.readouts();
       }
+      if (this.steady?.key === steadyKey(this.state)) Object.assign(this.readouts, this.steady.readouts);
     } catch (err) {
       if (!sim.crashed(err)) this.alerts.showError(err);
       return;

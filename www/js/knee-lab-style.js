@@ -82,6 +82,9 @@ figure.wide canvas { height: 300px; }
 .status { font-size: 13.5px; color: var(--kl-muted); margin: 0; min-height: 1.45em; overflow-wrap: anywhere; }
 .status[data-kind=error] { color: var(--kl-bad); font-weight: 600; }
 .status:empty { display: none; }
+.steady { font-size: 13.5px; color: var(--kl-muted); margin: 0; }
+.steady button { font: inherit; color: var(--kl-accent); background: none; border: 1px solid currentColor; border-radius: 4px; padding: 0 .5em; cursor: pointer; }
+.steady button:disabled { opacity: .5; cursor: default; }
 .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 @container (max-width: 560px) {
   .controls { grid-template-columns: repeat(2, minmax(0, 1fr)); padding: 10px; gap: 8px 10px; }

@@ -35,6 +35,8 @@ export function showReadouts(root, s, r) {
     dd.classList.toggle('over', limit != null && value != null && value > limit);
     dd.classList.toggle('ok', limit != null && value != null && value <= limit);
   }
+  el('steady-note').textContent =
+    r.requests_completed != null ? `Readouts from ${formatMetric('requests_completed', r.requests_completed)} measured requests.` : '';
   el('offered-load-rate').textContent =
     s.load <= 0
       ? 'No traffic: drag the slider up to send requests.'

@@ -9,6 +9,9 @@
 //! - anything else (engine, cost model, workload, run length, seed) drops the capacity and both
 //!   sweeps.
 //!
+//! A steady run ([`Lab::steady_start`]) re-runs the slider's load with the engine's most requests,
+//! a slice at a time, for tails that hold still across seeds; any change drops it.
+//!
 //! Pure and deterministic like kneelab-sim; the page's wasm `Lab` only holds one and forwards. A
 //! crate of its own so the page's build can optimise it for size while the engine below it is
 //! optimised for speed.
@@ -75,6 +78,21 @@ pub struct LoopComparison {
 /// page answers input while the replica is measured.
 pub const CAPACITY_SLICE_STEPS: u64 = 4096;
 
+/// Requests of a steady run: the engine's most. TTFT p99 at 85% load then moves by about 5% across
+/// seeds for RAG, where the lab's usual 4,000 requests leave it moving by 70% (`cargo xtask bench
+/// -- tails`).
+pub const STEADY_REQUESTS: u32 = kneelab_sim::scenario::MAX_REQUESTS;
+
+/// A steady run in progress: its replica's capacity measured over a share of its own length (see
+/// [`capacity::completions`]), then the run.
+#[derive(Clone, Debug)]
+struct Steady {
+    load: f64,
+    config: Config,
+    measuring: capacity::Measurement,
+    run: Option<(Simulation, Capacity)>,
+}
+
 /// The lab: see the module's documentation.
 #[derive(Clone, Debug)]
 pub struct Lab {
@@ -96,6 +114,7 @@ pub struct Lab {
     closed_think: (Option<f64>, ThinkDist),
     /// The burstiness the open sweep was started with.
     open_burstiness: Option<f64>,
+    steady: Option<Box<Steady>>,
 }
 
 /// A closed config's think time and its distribution.
@@ -147,6 +166,7 @@ impl Lab {
             loops: None,
             closed_think: (None, ThinkDist::default()),
             open_burstiness: None,
+            steady: None,
         })
     }
 
@@ -154,6 +174,7 @@ impl Lab {
     /// config it had.
     pub fn set_config(&mut self, config: Config) -> Result<(), ConfigError> {
         let config = normalised(config)?;
+        self.drop_steady();
         if !same_model(&self.config, &config) {
             self.capacity = None;
             self.measuring = None;
@@ -180,6 +201,7 @@ impl Lab {
     pub fn set_load(&mut self, load: f64) -> Result<(), ConfigError> {
         check_load(load)?;
         self.load = load;
+        self.drop_steady();
         Ok(())
     }
 
@@ -270,8 +292,65 @@ impl Lab {
         Ok(more)
     }
 
+    /// Starts a steady run at the slider's load, open loop only (a closed loop's point also runs
+    /// an open loop at its throughput): [`Lab::steady_step`] does it a slice at a time, then it
+    /// becomes the point.
+    pub fn steady_start(&mut self) -> Result<(), ConfigError> {
+        if self.mode() != LoadMode::Open || self.load <= 0.0 {
+            return Err(ConfigError::new("load.offered_load", "a steady run is of an open loop under some load"));
+        }
+        let run = kneelab_sim::RunConfig { requests: STEADY_REQUESTS, warmup_requests: None };
+        let config = Config { run, ..self.config.clone() };
+        let measuring = capacity::Measurement::new(&Scenario::saturated(&config)?);
+        self.steady = Some(Box::new(Steady { load: self.load, config, measuring, run: None }));
+        Ok(())
+    }
+
+    /// One slice of the steady run; returns whether more remains. The run done, the point is its.
+    pub fn steady_step(&mut self) -> Result<bool, ConfigError> {
+        let Some(steady) = &mut self.steady else { return Ok(false) };
+        let Some((sim, capacity)) = &mut steady.run else {
+            if let Some(c) = steady.measuring.advance(CAPACITY_SLICE_STEPS) {
+                let c = c.usable()?;
+                let scenario = scenario_at(&steady.config, steady.load, c)?;
+                // No queue series or traces: a million requests' would fill memory for pictures
+                // the point's usual run already draws.
+                steady.run = Some((Simulation::new(&scenario, Options::default()), c));
+            }
+            return Ok(true);
+        };
+        for _ in 0..CAPACITY_SLICE_STEPS {
+            if !sim.step() {
+                let (load, capacity) = (steady.load, *capacity);
+                let outcome = self.steady.take().and_then(|s| s.run).map(|(sim, _)| sim.finish());
+                let mut outcome = outcome.expect("a steady run in progress")?.with_capacity(&capacity);
+                // The queue and the traced requests stay the usual run's, at the same load.
+                if let Some(usual) = self.point.take().filter(|p| p.load == load && p.mode == LoadMode::Open) {
+                    (outcome.series, outcome.traces) = (usual.outcome.series, usual.outcome.traces);
+                }
+                self.point = Some(Point { load, mode: LoadMode::Open, outcome, open_at_same_throughput: None });
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// How far a steady run has come, from 0 to 1 (its capacity measured, then its requests
+    /// simulated); `None` if there is none.
+    pub fn steady_progress(&self) -> Option<f64> {
+        let steady = self.steady.as_ref()?;
+        Some(steady.run.as_ref().map_or(0.0, |(sim, _)| sim.arrived() as f64 / f64::from(STEADY_REQUESTS)))
+    }
+
+    /// Drops a steady run in progress (one place, so its memory's release is compiled once).
+    #[inline(never)]
+    fn drop_steady(&mut self) {
+        self.steady = None;
+    }
+
     /// Runs the slider's load (measuring the capacity first if needed).
     pub fn run_point(&mut self) -> Result<(), ConfigError> {
+        self.drop_steady();
         let capacity = self.measured_capacity()?;
         if self.load <= 0.0 {
             self.point = None;
@@ -279,10 +358,7 @@ impl Lab {
         }
         let config = &self.config;
         let scenario = scenario_at(config, self.load, capacity)?;
-        let measured = scenario.requests.saturating_sub(scenario.warmup);
-        let trace_from = u32::try_from(measured.saturating_sub(u64::from(TRACED)) / 2).unwrap_or(0);
-        let options = Options { series: true, trace_requests: TRACED, trace_from, ..Options::default() };
-        let outcome = Simulation::new(&scenario, options).run()?.with_capacity(&capacity);
+        let outcome = Simulation::new(&scenario, point_options(&scenario)).run()?.with_capacity(&capacity);
         let open_at_same_throughput = match config.load.mode {
             LoadMode::Open | LoadMode::Burst => None,
             LoadMode::Closed => open_at(config, outcome.summary.throughput_rps, capacity)?,
@@ -460,6 +536,14 @@ pub fn point_outcome(config: Config, capacity: Capacity, load: f64) -> Result<Op
 }
 
 /// `config` resolved at offered load `load` against `capacity`.
+/// What the point's run records: the queue's series and a pool of traces from the middle of its
+/// measured requests.
+fn point_options(scenario: &Scenario) -> Options {
+    let measured = scenario.requests.saturating_sub(scenario.warmup);
+    let trace_from = u32::try_from(measured.saturating_sub(u64::from(TRACED)) / 2).unwrap_or(0);
+    Options { series: true, trace_requests: TRACED, trace_from, ..Options::default() }
+}
+
 fn scenario_at(config: &Config, load: f64, capacity: Capacity) -> Result<Scenario, ConfigError> {
     let at_load = Config { load: LoadConfig { offered_load: Some(load), ..config.load.clone() }, ..config.clone() };
     Scenario::resolve(&at_load, &capacity)

@@ -305,3 +305,78 @@ fn a_lab_keeps_to_its_sliders_range_and_its_run_lengths() {
         }
     }
 }
+
+/// Runs a started steady run to its end, a slice at a time; returns the slices it took.
+fn finish_steady(lab: &mut Lab) -> usize {
+    let mut slices = 1;
+    while lab.steady_step().unwrap() {
+        slices += 1;
+    }
+    slices
+}
+
+#[test]
+fn a_steady_run_becomes_the_point_and_any_change_drops_it() {
+    let mut lab = Lab::new(rag(LoadConfig::open_offered(0.85), 4000)).unwrap();
+    lab.set_load(0.85).unwrap();
+    lab.run_point().unwrap();
+    let usual = lab.point().unwrap().outcome.clone();
+    assert_eq!(lab.steady_progress(), None);
+    lab.steady_start().unwrap();
+    assert_eq!(lab.steady_progress(), Some(0.0));
+    let slices = finish_steady(&mut lab);
+    assert!(slices > 100, "{slices} slices: each is a bounded piece of work");
+    assert_eq!(lab.steady_progress(), None);
+    let steady = &lab.point().unwrap().outcome;
+    assert_eq!(steady.summary.requests_completed, 900_000);
+    assert_eq!(steady.summary.offered_load, Some(0.85));
+    // It is the engine's own run of a million requests at 85% of a capacity measured as long as
+    // such a run measures it.
+    let config = rag(LoadConfig::open_offered(0.85), kneelab_lab::STEADY_REQUESTS);
+    let summary = kneelab_sim::simulate(&config).unwrap();
+    assert_eq!(steady.summary.ttft_s, summary.ttft_s);
+    assert_eq!(steady.summary.capacity_rps, summary.capacity_rps);
+    // The pictures stay the usual run's.
+    assert_eq!(steady.series, usual.series);
+    assert_eq!(steady.traces, usual.traces);
+
+    // A load change, a config change or the usual point's run drop a steady run in progress.
+    for change in [0, 1, 2] {
+        lab.steady_start().unwrap();
+        lab.steady_step().unwrap();
+        match change {
+            0 => lab.set_load(0.5).unwrap(),
+            1 => lab.set_config(rag(LoadConfig::open_offered(0.85), 2000)).unwrap(),
+            _ => lab.run_point().unwrap(),
+        }
+        assert_eq!(lab.steady_progress(), None, "change {change}");
+        assert!(!lab.steady_step().unwrap(), "change {change}");
+        lab.set_config(rag(LoadConfig::open_offered(0.85), 4000)).unwrap();
+        lab.set_load(0.85).unwrap();
+    }
+    // A closed loop has none.
+    lab.set_config(closed(5.0)).unwrap();
+    assert_eq!(lab.steady_start().unwrap_err().path, "load.offered_load");
+}
+
+/// What a steady run is for: TTFT p99 at 85% of capacity that moves by at most 10% across seeds,
+/// where the lab's usual run moves by far more.
+#[test]
+fn a_steady_run_holds_ttft_p99_at_85_percent_within_10_percent_across_five_seeds() {
+    let spread = |p99s: &[f64]| {
+        let (lo, hi) = p99s.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &p| (lo.min(p), hi.max(p)));
+        hi / lo - 1.0
+    };
+    let (mut usual, mut steady) = (Vec::new(), Vec::new());
+    for seed in 1..=5 {
+        let mut lab = Lab::new(Config { seed, ..rag(LoadConfig::open_offered(0.85), 4000) }).unwrap();
+        lab.set_load(0.85).unwrap();
+        lab.run_point().unwrap();
+        usual.push(lab.point().unwrap().outcome.summary.ttft_s.p99);
+        lab.steady_start().unwrap();
+        finish_steady(&mut lab);
+        steady.push(lab.point().unwrap().outcome.summary.ttft_s.p99);
+    }
+    assert!(spread(&usual) > 0.3, "usual runs: {usual:?}");
+    assert!(spread(&steady) <= 0.10, "steady runs: {steady:?}");
+}

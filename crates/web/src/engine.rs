@@ -118,3 +118,41 @@ fn point_outcome(
     let load = boundary::number(load, "load.offered_load")?;
     kneelab_lab::point_outcome(config, capacity, load).map_err(js_error)
 }
+
+/// A lab's steady run: its config re-run at `load` with the engine's most requests
+/// (kneelab-lab's `steady_start`), so tails near capacity hold still across seeds. In this module,
+/// so a lab's first load does not carry it; `step` runs it a slice at a time.
+#[wasm_bindgen]
+pub struct SteadyRun {
+    lab: kneelab_lab::Lab,
+}
+
+#[wasm_bindgen]
+impl SteadyRun {
+    /// Starts one for a lab's config (an open loop) at `load`; throws an `Error` naming the field
+    /// on bad input.
+    #[wasm_bindgen(constructor)]
+    pub fn new(config: JsValue, load: JsValue) -> Result<SteadyRun, Fault> {
+        let config = boundary::config(&config)?;
+        let load = boundary::number(&load, "load.offered_load")?;
+        let mut lab = kneelab_lab::Lab::new(config).map_err(js_error)?;
+        lab.set_load(load).map_err(js_error)?;
+        lab.steady_start().map_err(js_error)?;
+        Ok(SteadyRun { lab })
+    }
+
+    /// Runs one slice; how far the run has come (0-1), or null once it is done.
+    pub fn step(&mut self) -> Result<Option<f64>, Fault> {
+        self.lab.steady_step().map_err(js_error)?;
+        Ok(self.lab.steady_progress())
+    }
+
+    /// The run's readouts, keyed as a lab's (those of its point, and the capacity its load is a
+    /// share of; a sweep's are null).
+    pub fn readouts(&mut self) -> Result<JsValue, Fault> {
+        let capacity = self.lab.point().and_then(|p| p.outcome.summary.capacity_rps);
+        let mut readouts = crate::readouts::of_lab(&mut self.lab);
+        readouts.insert("capacity_rps", capacity);
+        to_js(&readouts)
+    }
+}

@@ -27,7 +27,7 @@ mod readouts;
 mod replica;
 
 #[cfg(feature = "engine")]
-pub use engine::{compare_loops, metrics_text, simulate, size, sweep};
+pub use engine::{SteadyRun, compare_loops, metrics_text, simulate, size, sweep};
 #[cfg(feature = "fleet")]
 pub use fleet::FleetLab;
 pub use job::SweepJob;

@@ -17,7 +17,7 @@ impl Readouts {
     }
 
     /// Sets `name` to `value`, in place if it is set already.
-    fn insert(&mut self, name: &'static str, value: Option<f64>) {
+    pub(crate) fn insert(&mut self, name: &'static str, value: Option<f64>) {
         match self.0.iter_mut().find(|(n, _)| *n == name) {
             Some(entry) => entry.1 = value,
             None => self.0.push((name, value)),

@@ -1,0 +1,61 @@
+// A lab's steady run: the slider's load re-run with the engine's most requests (`SteadyRun`, in
+// the third module, pkg/kneelab_later.js, so a lab's first load does not carry it), a slice at a
+// time so the page keeps answering. Tails near capacity then hold still across seeds; the lab's
+// usual run is short enough to follow a drag, and its p99 moves with the seed. Its readouts stand
+// in for the usual run's until anything changes; the charts stay the usual run's.
+
+import { formatPercent } from './format.js';
+import { configOf } from './knee-lab-settings.js';
+import { discardLater, loadLater } from './later.js';
+import { inSlices } from './schedule.js';
+import { isTrap } from './wasm.js';
+
+/** Wall time one slice may take, in ms. */
+const SLICE_MS = 12;
+const STATUS = 'Steady run: ';
+
+/** Whether a lab in state `s` can have no steady run: one is of an open loop under load. */
+export const noSteady = (s) => s.mode !== 'open' || s.load <= 0;
+
+/** The state a steady run belongs to, as a key: any change makes another. */
+export const steadyKey = (state) => JSON.stringify(state);
+
+/** Wires the lab's "steady tails" button to `core` (knee-lab-core.js), which keeps `core.steady`. */
+export function wireSteady(core, root) {
+  const button = root.getElementById('steady');
+  button.addEventListener('click', async () => {
+    const key = steadyKey(core.state);
+    let run = null;
+    const end = (err) => {
+      run?.free();
+      run = null;
+      button.disabled = noSteady(core.state);
+      if (root.getElementById('status').textContent.startsWith(STATUS)) core.setStatus('');
+      if (err) {
+        if (isTrap(err)) discardLater();
+        core.alerts.showError(err);
+      }
+    };
+    button.disabled = true;
+    core.setStatus(`${STATUS}starting…`);
+    try {
+      const later = await loadLater();
+      run = new later.SteadyRun(configOf(core.state), core.state.load);
+    } catch (err) {
+      return end(err);
+    }
+    let progress = null;
+    inSlices(() => (progress = run.step()) != null, {
+      sliceMs: SLICE_MS,
+      current: () => (run != null && steadyKey(core.state) === key) || (end(), false),
+      after: (more) => {
+        if (more) return core.setStatus(`${STATUS}${formatPercent(progress)} simulated…`);
+        const readouts = Object.entries(run.readouts()).filter(([, v]) => v != null);
+        core.steady = { key, readouts: Object.fromEntries(readouts) };
+        end();
+        core.scheduleFrame();
+      },
+      fail: end,
+    });
+  });
+}
