@@ -27,12 +27,18 @@ export function wireSteady(core, root) {
     const key = steadyKey(core.state);
     let run = null;
     const end = (err) => {
-      run?.free();
+      try {
+        run?.free(); // its memory back to the module (reused by the next run)
+      } catch {
+        // A run on an instance that trapped: nothing to give back.
+      }
       run = null;
       button.disabled = noSteady(core.state);
       if (root.getElementById('status').textContent.startsWith(STATUS)) core.setStatus('');
-      if (err) {
-        if (isTrap(err)) discardLater();
+      if (err && isTrap(err)) {
+        discardLater(); // the next run gets a fresh instance
+        core.setStatus('The steady run crashed; press Steady tails to try again.', 'error');
+      } else if (err) {
         core.alerts.showError(err);
       }
     };
