@@ -5,10 +5,11 @@
 //
 // Attributes set the starting state, each by its Config path or its short alias (the schema's
 // table of settings, knee-lab-settings.js): load.offered_load or load (fraction of capacity,
-// within the schema's load_range), load.mode or mode (open | closed), workload.preset or workload (chat | rag),
-// cost.preset or preset, engine.max_num_seqs or max-num-seqs, engine.chunked_prefill or
-// chunked-prefill, engine.max_num_batched_tokens, slo.ttft_ms, slo.tpot_ms, load.think_time_s,
-// load.burstiness, engine.kv_cache_tokens, run.requests, seed, slo.knee or knee-rule; and
+// within the schema's load_range), load.mode or mode (open | closed), workload.preset or
+// workload (chat | rag), cost.preset or preset, engine.max_num_seqs or max-num-seqs,
+// engine.chunked_prefill or chunked-prefill, engine.max_num_batched_tokens, slo.ttft_ms,
+// slo.tpot_ms, load.think_time_s, load.burstiness, engine.kv_cache_tokens, run.requests, seed,
+// slo.knee or knee-rule; and
 // latency-scale (linear | log), theme (auto | light | dark; the --kl-* custom properties restyle
 // chrome and charts, see knee-lab-style.js), panels (see replica-player.js for `replica`),
 // controls and metrics (readout names, see METRIC_LABELS) pick what is shown. A value that

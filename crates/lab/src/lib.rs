@@ -535,7 +535,6 @@ pub fn point_outcome(config: Config, capacity: Capacity, load: f64) -> Result<Op
     Ok(Some(Simulation::new(&scenario, Options::default()).run()?.with_capacity(&capacity)))
 }
 
-/// `config` resolved at offered load `load` against `capacity`.
 /// What the point's run records: the queue's series and a pool of traces from the middle of its
 /// measured requests.
 fn point_options(scenario: &Scenario) -> Options {
@@ -544,6 +543,7 @@ fn point_options(scenario: &Scenario) -> Options {
     Options { series: true, trace_requests: TRACED, trace_from, ..Options::default() }
 }
 
+/// `config` resolved at offered load `load` against `capacity`.
 fn scenario_at(config: &Config, load: f64, capacity: Capacity) -> Result<Scenario, ConfigError> {
     let at_load = Config { load: LoadConfig { offered_load: Some(load), ..config.load.clone() }, ..config.clone() };
     Scenario::resolve(&at_load, &capacity)

@@ -16,6 +16,8 @@ use crate::simulation::{Options, Simulation, Stop};
 
 /// Completions the capacity measurement runs to, at the least.
 pub const CAPACITY_REQUESTS: u64 = 20_000;
+/// Requests of the unloaded-latency measurement.
+pub const BASE_LATENCY_REQUESTS: u64 = 1_000;
 
 /// Completions `base`'s capacity is measured over: [`CAPACITY_REQUESTS`], or two fifths of the
 /// run's requests if that is more. A long run is for steady tails, and its offered load is only as
@@ -25,8 +27,6 @@ pub const CAPACITY_REQUESTS: u64 = 20_000;
 pub fn completions(base: &Scenario) -> u64 {
     CAPACITY_REQUESTS.max(base.requests / 5 * 2)
 }
-/// Requests of the unloaded-latency measurement.
-pub const BASE_LATENCY_REQUESTS: u64 = 1_000;
 
 /// A replica's measured capacity. Its times may be NaN (an unloaded run that could not finish),
 /// which JSON writes as `null`: a `null` reads back as NaN, so a capacity given out (the CLI's

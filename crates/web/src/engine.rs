@@ -99,10 +99,11 @@ pub fn metrics_reading(
     let outcome = point_outcome(&config, &capacity, &load)?;
     let model_name = boundary::string(&model_name, "model_name")?;
     to_js(&match outcome {
-        Some(o) => Reading {
-            text: exposition::prometheus_text(&o, &model_name),
-            dashboard: Some(exposition::MetricsView::of_outcome(&o).dashboard()),
-        },
+        // One view for both: it computes the request phases' samples once.
+        Some(o) => {
+            let view = exposition::MetricsView::of_outcome(&o);
+            Reading { text: exposition::render(&view, &model_name), dashboard: Some(view.dashboard()) }
+        }
         None => Reading { text: String::new(), dashboard: None },
     })
 }
