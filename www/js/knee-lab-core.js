@@ -288,7 +288,7 @@ export class LabCore {
   }
 
   showReadouts() {
-    showReadouts(this.#root, this.state, this.readouts);
+    showReadouts(this.#root, this.state, this.readouts, this.steady?.key === steadyKey(this.state) ? this.steady.usual : null);
     sayLater(this.#root, this.state, this.readouts);
   }
 

@@ -25,6 +25,9 @@ export function wireSteady(core, root) {
   const button = root.getElementById('steady');
   button.addEventListener('click', async () => {
     const key = steadyKey(core.state);
+    // The usual run's tail, to set beside the steady one (a second press keeps the first's).
+    const { ttft_p99, requests_completed } = core.readouts;
+    const usual = core.steady?.key === key ? core.steady.usual : { ttft_p99, requests_completed };
     let run = null;
     const end = (err) => {
       try {
@@ -57,7 +60,7 @@ export function wireSteady(core, root) {
       after: (more) => {
         if (more) return core.setStatus(`${STATUS}${formatPercent(progress)} simulated…`);
         const readouts = Object.entries(run.readouts()).filter(([, v]) => v != null);
-        core.steady = { key, readouts: Object.fromEntries(readouts) };
+        core.steady = { key, readouts: Object.fromEntries(readouts), usual };
         end();
         core.scheduleFrame();
       },

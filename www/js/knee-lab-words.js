@@ -12,7 +12,7 @@ const UNITS = new Map(SCHEMA.readouts.map((x) => [x.name, x.unit]));
  * Shows readouts `r` of a lab in state `s`: the readout boxes (a latency over its SLO marked),
  * the rate under the slider and how a closed loop's users follow from it.
  */
-export function showReadouts(root, s, r) {
+export function showReadouts(root, s, r, usual = null) {
   const el = (id) => root.getElementById(id);
   for (const box of root.querySelectorAll('.readouts [data-metric]')) {
     const name = box.dataset.metric;
@@ -35,8 +35,15 @@ export function showReadouts(root, s, r) {
     dd.classList.toggle('over', limit != null && value != null && value > limit);
     dd.classList.toggle('ok', limit != null && value != null && value <= limit);
   }
+  // After a steady run, its TTFT p99 beside the usual run's: a short run rarely holds the worst episodes, so it reads low.
+  const measured = (n) => formatMetric('requests_completed', n);
   el('steady-note').textContent =
-    r.requests_completed != null ? `Readouts from ${formatMetric('requests_completed', r.requests_completed)} measured requests.` : '';
+    r.requests_completed == null
+      ? ''
+      : usual?.ttft_p99 != null && r.ttft_p99 != null
+        ? `Readouts from ${measured(r.requests_completed)} measured requests: TTFT p99 ${formatMetric('ttft_p99', r.ttft_p99)}, ` +
+          `where the usual run's ${measured(usual.requests_completed)} read ${formatMetric('ttft_p99', usual.ttft_p99)}.`
+        : `Readouts from ${measured(r.requests_completed)} measured requests.`;
   el('offered-load-rate').textContent =
     s.load <= 0
       ? 'No traffic: drag the slider up to send requests.'
