@@ -453,8 +453,10 @@ test('every control change: first redraw within 150 ms (p95), the whole sweep wi
 // across seeds) runs in the third module, fetched on the click, so the first load carries only
 // its button and script (with its crash handling, about 530 bytes of the element's chunk) and two
 // sentences of the lesson's: the page 199,830 (still under the 200,000 the schema's issue set), the
-// lab alone 166,979.
-const BUDGETS = { '/': 199_850, '/lab.html': 167_000 };
+// lab alone 166,979. Its note then set the steady TTFT p99 beside the usual run's (the usual
+// short run reads the tail low, as Step 3 now says in about the words it had): 96 bytes of the
+// element's chunk, the page 199,944, the lab alone 167,075, so both bars rose by 100 bytes.
+const BUDGETS = { '/': 199_950, '/lab.html': 167_100 };
 test('everything the pages load totals at most its budget as sent gzipped, all from this origin', async ({ page }) => {
   for (const [url, budget] of Object.entries(BUDGETS)) {
     const responses = [];

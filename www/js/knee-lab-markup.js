@@ -79,7 +79,7 @@ export function template(id) {
   </form>
   <p class="status" role="status" id="status" part="status">Loading the simulator…</p>
   <p class="steady" part="steady" data-group="load"><span id="steady-note"></span> <button type="button" id="steady"
-     title="Re-run this load with the engine's most requests, so p99 near capacity holds still across seeds">Steady tails</button></p>
+     title="Re-run this load long enough for p99 to hold still">Steady tails</button></p>
   <p class="error" role="alert" id="general-error"></p>
   <dl class="readouts" part="readouts"></dl>
   <div class="charts" part="charts">

@@ -36,14 +36,10 @@ export function showReadouts(root, s, r, usual = null) {
     dd.classList.toggle('ok', limit != null && value != null && value <= limit);
   }
   // After a steady run, its TTFT p99 beside the usual run's: a short run rarely holds the worst episodes, so it reads low.
-  const measured = (n) => formatMetric('requests_completed', n);
-  el('steady-note').textContent =
-    r.requests_completed == null
-      ? ''
-      : usual?.ttft_p99 != null && r.ttft_p99 != null
-        ? `Readouts from ${measured(r.requests_completed)} measured requests: TTFT p99 ${formatMetric('ttft_p99', r.ttft_p99)}, ` +
-          `where the usual run's ${measured(usual.requests_completed)} read ${formatMetric('ttft_p99', usual.ttft_p99)}.`
-        : `Readouts from ${measured(r.requests_completed)} measured requests.`;
+  const n = (x) => formatMetric('requests_completed', x);
+  const p99 = (x) => formatMetric('ttft_p99', x.ttft_p99);
+  const beside = usual?.ttft_p99 != null ? `: TTFT p99 ${p99(r)}, where the usual run's ${n(usual.requests_completed)} read ${p99(usual)}` : '';
+  el('steady-note').textContent = r.requests_completed != null ? `Readouts from ${n(r.requests_completed)} measured requests${beside}.` : '';
   el('offered-load-rate').textContent =
     s.load <= 0
       ? 'No traffic: drag the slider up to send requests.'
