@@ -141,6 +141,22 @@ impl Joint {
     }
 }
 
+/// `floor(failures) + 1`, at most `max`, for `failures >= 0` (or -0): the cast floors a
+/// non-negative value, where `floor` is a library call on the baseline x86-64 and wasm32 targets.
+#[inline]
+fn geometric_count(failures: f64, max: u32) -> u32 {
+    failures.min(f64::from(max - 1)) as u32 + 1
+}
+
+/// `round(v)` (halves away from zero), clamped to `1..=max`, for `v >= 0`: the cast floors, and
+/// `v - floor` is exact, without a library call for `round`.
+#[inline]
+fn rounded_count(v: f64, max: u32) -> u32 {
+    let v = v.clamp(0.0, f64::from(max));
+    let floor = v as u32;
+    (floor + u32::from(v - f64::from(floor) >= 0.5)).clamp(1, max)
+}
+
 impl TokenDist {
     /// Validates `config`, naming fields under `path` (e.g. `workload.prompt_tokens`).
     pub fn from_config(config: &DistConfig, path: &str) -> Result<TokenDist, ConfigError> {
@@ -243,13 +259,9 @@ impl TokenDist {
             TokenDist::Geometric { ln_q, max, .. } => {
                 // ln(1 - u) / ln(1 - p), both <= 0. `1 - u` is exact for the generator's
                 // uniforms (multiples of 2^-53), so `log` gives what `log1p(-u)` would, faster.
-                let failures = libm::log(1.0 - stream.uniform()) / ln_q;
-                (failures.floor() + 1.0).min(*max as f64) as u32
+                geometric_count(libm::log(1.0 - stream.uniform()) / ln_q, *max)
             }
-            TokenDist::Lognormal { dist, max, .. } => {
-                let v = dist.sample(stream).round();
-                v.clamp(1.0, *max as f64) as u32
-            }
+            TokenDist::Lognormal { dist, max, .. } => rounded_count(dist.sample(stream), *max),
             #[cfg(feature = "empirical")]
             TokenDist::Joint { table, column, .. } => table.sample(stream)[*column],
         }
@@ -313,6 +325,24 @@ fn kind_name(kind: DistKind) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn counts_by_cast_equal_the_library_floor_and_round() {
+        let by_floor = |f: f64, max: u32| (f.floor() + 1.0).min(f64::from(max)) as u32;
+        let by_round = |v: f64, max: u32| v.round().clamp(1.0, f64::from(max)) as u32;
+        let mut values = vec![0.0, -0.0, 0.5, 0.49999999999999994, 1.5, 2.5, 1e-300, f64::INFINITY, 4e9, 1e300];
+        for k in 0..2000u32 {
+            let k = f64::from(k);
+            values.extend([k, k + 0.5, k - 0.5, k + 0.25, (k + 0.5).next_down(), (k + 0.5).next_up(), k.next_down()]);
+        }
+        for max in [1, 2, 7, 1000, MAX_TOKENS as u32] {
+            for &v in values.iter().filter(|v| **v >= 0.0) {
+                assert_eq!(geometric_count(v, max), by_floor(v, max), "floor of {v:e}, max {max}");
+                assert_eq!(rounded_count(v, max), by_round(v, max), "round of {v:e}, max {max}");
+            }
+        }
+    }
+
     use super::*;
 
     fn sample_mean(dist: &DistConfig, n: usize) -> f64 {

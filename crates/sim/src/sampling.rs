@@ -61,7 +61,8 @@ impl Stream {
         }
         let r = (-2.0 * libm::log(self.open_unit())).sqrt();
         let angle = std::f64::consts::TAU * self.uniform();
-        let (sin, cos) = (libm::sin(angle), libm::cos(angle));
+        // One argument reduction for both (`sincos` gives what `sin` and `cos` give apart).
+        let (sin, cos) = libm::sincos(angle);
         self.spare_normal = Some(r * sin);
         r * cos
     }
