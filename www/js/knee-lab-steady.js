@@ -25,8 +25,8 @@ export function wireSteady(core, root) {
   const button = root.getElementById('steady');
   button.addEventListener('click', async () => {
     const key = steadyKey(core.state);
-    // The usual run's readouts, to set beside the steady ones (a second press keeps the first's;
-    // a render replaces `core.readouts`, never changes the object).
+    // The usual run's readouts, to set beside the steady ones (a second press keeps the first's).
+    // Each render puts a fresh object in `core.readouts`, so this one stays as it is now.
     const usual = core.steady?.key === key ? core.steady.usual : core.readouts;
     let run = null;
     const end = (err) => {

@@ -325,6 +325,7 @@ fn kind_name(kind: DistKind) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn counts_by_cast_equal_the_library_floor_and_round() {
@@ -342,8 +343,6 @@ mod tests {
             }
         }
     }
-
-    use super::*;
 
     fn sample_mean(dist: &DistConfig, n: usize) -> f64 {
         let d = TokenDist::from_config(dist, "x").unwrap();
