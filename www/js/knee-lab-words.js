@@ -38,7 +38,7 @@ export function showReadouts(root, s, r, usual = null) {
   // After a steady run, its TTFT p99 beside the usual run's: a short run rarely holds the worst episodes, so it reads low.
   const n = (x) => formatMetric('requests_completed', x);
   const p99 = (x) => formatMetric('ttft_p99', x.ttft_p99);
-  const beside = usual?.ttft_p99 != null ? `: TTFT p99 ${p99(r)}, where the usual run's ${n(usual.requests_completed)} read ${p99(usual)}` : '';
+  const beside = usual?.ttft_p99 != null ? `: TTFT p99 ${p99(r)}, where the usual run's ${n(usual.requests_completed)} (drawn in the charts) read ${p99(usual)}` : '';
   el('steady-note').textContent = r.requests_completed != null ? `Readouts from ${n(r.requests_completed)} measured requests${beside}.` : '';
   el('offered-load-rate').textContent =
     s.load <= 0
