@@ -36,7 +36,8 @@ export function wireSteady(core, root) {
         // A run on an instance that trapped: nothing to give back.
       }
       run = null;
-      button.disabled = noSteady(core.state);
+      // Shown for this state already: a second run would draw the same requests.
+      button.disabled = noSteady(core.state) || core.steady?.key === steadyKey(core.state);
       if (root.getElementById('status').textContent.startsWith(STATUS)) core.setStatus('');
       if (err && isTrap(err)) {
         discardLater(); // the next run gets a fresh instance
