@@ -9,7 +9,7 @@ import { DEFAULT_STATE, LISTS, configOf, merged } from './knee-lab-settings.js';
 import { describeCharts, sayLater, showReadouts } from './knee-lab-words.js';
 import { Alerts, syncControls, unreadable } from './knee-lab-controls.js';
 import { Simulator } from './knee-lab-sim.js';
-import { steadyKey, wireSteady } from './knee-lab-steady.js';
+import { shownSteady, wireSteady } from './knee-lab-steady.js';
 import { PLAYER_PANEL, PlayerFeed } from './replica-feed.js';
 import { pushCapped } from './schedule.js';
 
@@ -245,7 +245,7 @@ export class LabCore {
       } else {
         this.readouts = sim.lab.readouts();
       }
-      if (this.steady?.key === steadyKey(this.state)) Object.assign(this.readouts, this.steady.readouts);
+      Object.assign(this.readouts, shownSteady(this)?.readouts);
     } catch (err) {
       if (!sim.crashed(err)) this.alerts.showError(err);
       return;
@@ -288,7 +288,7 @@ export class LabCore {
   }
 
   showReadouts() {
-    showReadouts(this.#root, this.state, this.readouts, this.steady?.key === steadyKey(this.state) ? this.steady.usual : null);
+    showReadouts(this.#root, this.state, this.readouts, shownSteady(this)?.usual);
     sayLater(this.#root, this.state, this.readouts);
   }
 

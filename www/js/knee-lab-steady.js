@@ -18,7 +18,10 @@ const STATUS = 'Steady run: ';
 export const noSteady = (s) => s.mode !== 'open' || s.load <= 0;
 
 /** The state a steady run belongs to, as a key: any change makes another. */
-export const steadyKey = (state) => JSON.stringify(state);
+const steadyKey = (state) => JSON.stringify(state);
+
+/** `core.steady` if it is of the lab's state now, else null (no key made without one). */
+export const shownSteady = (core) => (core.steady && core.steady.key === steadyKey(core.state) ? core.steady : null);
 
 /** Wires the lab's "steady tails" button to `core` (knee-lab-core.js), which keeps `core.steady`. */
 export function wireSteady(core, root) {
@@ -27,7 +30,7 @@ export function wireSteady(core, root) {
     const key = steadyKey(core.state);
     // The usual run's readouts, to set beside the steady ones (a second press keeps the first's).
     // Each render puts a fresh object in `core.readouts`, so this one stays as it is now.
-    const usual = core.steady?.key === key ? core.steady.usual : core.readouts;
+    const usual = shownSteady(core)?.usual ?? core.readouts;
     let run = null;
     const end = (err) => {
       try {
@@ -37,7 +40,7 @@ export function wireSteady(core, root) {
       }
       run = null;
       // Shown for this state already: a second run would draw the same requests.
-      button.disabled = noSteady(core.state) || core.steady?.key === steadyKey(core.state);
+      button.disabled = noSteady(core.state) || shownSteady(core) != null;
       if (root.getElementById('status').textContent.startsWith(STATUS)) core.setStatus('');
       if (err && isTrap(err)) {
         discardLater(); // the next run gets a fresh instance

@@ -319,20 +319,19 @@ impl Lab {
             }
             return Ok(true);
         };
-        for _ in 0..CAPACITY_SLICE_STEPS {
-            if !sim.step() {
-                let (load, capacity) = (steady.load, *capacity);
-                let outcome = self.steady.take().and_then(|s| s.run).map(|(sim, _)| sim.finish());
-                let mut outcome = outcome.expect("a steady run in progress")?.with_capacity(&capacity);
-                // The queue and the traced requests stay the usual run's, at the same load.
-                if let Some(usual) = self.point.take().filter(|p| p.load == load && p.mode == LoadMode::Open) {
-                    (outcome.series, outcome.traces) = (usual.outcome.series, usual.outcome.traces);
-                }
-                self.point = Some(Point { load, mode: LoadMode::Open, outcome, open_at_same_throughput: None });
-                return Ok(false);
-            }
+        if !(0..CAPACITY_SLICE_STEPS).any(|_| !sim.step()) {
+            return Ok(true);
         }
-        Ok(true)
+        let capacity = *capacity;
+        let Steady { load, run, .. } = *self.steady.take().expect("the steady run just stepped");
+        let (sim, _) = run.expect("its run just stepped");
+        let mut outcome = sim.finish()?.with_capacity(&capacity);
+        // The queue and the traced requests stay the usual run's, at the same load.
+        if let Some(usual) = self.point.take().filter(|p| p.load == load && p.mode == LoadMode::Open) {
+            (outcome.series, outcome.traces) = (usual.outcome.series, usual.outcome.traces);
+        }
+        self.point = Some(Point { load, mode: LoadMode::Open, outcome, open_at_same_throughput: None });
+        Ok(false)
     }
 
     /// How far a steady run has come, from 0 to 1 (its capacity measured, then its requests
