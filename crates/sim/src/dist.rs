@@ -11,7 +11,7 @@ use crate::sampling::{LogNormal, Stream};
 pub const MAX_TOKENS: u64 = 1_000_000;
 
 /// A validated distribution of token counts, always in `1..=MAX_TOKENS`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum TokenDist {
     /// Always this many tokens.
     Fixed(u32),

@@ -10,6 +10,7 @@
 use crate::batch::{Batch, Request, StepPlan};
 use crate::config::ThinkDist;
 use crate::cost::Frontend;
+use crate::dist::TokenDist;
 use crate::error::ConfigError;
 use crate::event::{Arrival, EventQueue, OPEN_LOOP};
 use crate::recorder::{MAX_TRACED_SEATS, MAX_TRACED_STEPS, Recorder, Seat, Snapshot, StepWindow, Trace};
@@ -17,6 +18,7 @@ use crate::sampling::{Gamma, Stream};
 use crate::scenario::{Load, Scenario};
 use crate::summary::Outcome;
 use crate::traffic::Traffic;
+use std::sync::Arc;
 
 /// What to record beyond the summary, and how much work a run may do.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -126,13 +128,123 @@ struct Streams {
     sizes: Stream,
     gaps: Stream,
     think: Stream,
+    /// Sizes and gaps drawn before, replayed first (the two streams then go on after them).
+    #[cfg(feature = "replay")]
+    replay: Option<Arc<Draws>>,
+    /// Gaps drawn so far (the index of the next one in `replay`).
+    #[cfg(feature = "replay")]
+    gapped: usize,
 }
 
 impl Streams {
     fn new(seed: u64) -> Self {
-        let stream = |k: u64| Stream::new(splitmix64(seed ^ splitmix64(k)));
-        Streams { sizes: stream(1), gaps: stream(2), think: stream(3) }
+        // One seeding, called three times: it is long, and the page's wasm carries it once.
+        #[inline(never)]
+        fn stream(seed: u64, k: u64) -> Stream {
+            Stream::new(splitmix64(seed ^ splitmix64(k)))
+        }
+        Streams {
+            sizes: stream(seed, 1),
+            gaps: stream(seed, 2),
+            think: stream(seed, 3),
+            #[cfg(feature = "replay")]
+            replay: None,
+            #[cfg(feature = "replay")]
+            gapped: 0,
+        }
     }
+
+    /// Request `id`'s prompt and output lengths (drawn in arrival order).
+    #[inline]
+    fn lengths(&mut self, sc: &Scenario, id: u64) -> (u32, u32) {
+        #[cfg(feature = "replay")]
+        if let Some(&lengths) = self.replay.as_ref().and_then(|d| d.sizes.get(id as usize)) {
+            return lengths;
+        }
+        let _ = id;
+        draw_lengths(sc, &mut self.sizes)
+    }
+
+    /// The next gap of mean 1 (an open loop without a traffic curve).
+    #[inline]
+    fn unit_gap(&mut self, gamma: Option<&Gamma>) -> f64 {
+        #[cfg(feature = "replay")]
+        {
+            let i = self.gapped;
+            self.gapped += 1;
+            if let Some(&unit) = self.replay.as_ref().and_then(|d| d.gaps.get(i)) {
+                return unit;
+            }
+        }
+        draw_unit_gap(&mut self.gaps, gamma)
+    }
+}
+
+/// The random draws that do not depend on the load, made once for runs that differ only in it:
+/// the first requests' sizes and an open loop's first gaps (of mean 1, which a run scales by its
+/// rate). The points of a sweep, and a lab's slider runs, use the same seed at every load (common
+/// random numbers), so each would draw these again, and drawing them (a logarithm, an
+/// exponential, a sine and cosine a request) is about a fifth of a RAG run. A run that replays
+/// them is the same as one that draws them, bit for bit: past the last one it draws on from where
+/// they left the streams.
+#[derive(Clone, Debug)]
+#[cfg_attr(not(feature = "replay"), allow(dead_code, reason = "a build without replay makes none"))]
+pub struct Draws {
+    seed: u64,
+    prompt: TokenDist,
+    output: TokenDist,
+    /// The gaps' gamma shape (1: exponential).
+    burstiness: f64,
+    sizes: Vec<(u32, u32)>,
+    gaps: Vec<f64>,
+    /// The streams after them.
+    after: Streams,
+}
+
+impl Draws {
+    /// The first `n` requests' sizes and, for an open loop without a traffic curve, its first
+    /// `n` gaps, under `scenario`'s seed and workload.
+    pub fn new(scenario: &Scenario, n: usize) -> Draws {
+        let mut after = Streams::new(scenario.seed);
+        let burstiness = burstiness(scenario);
+        let open = matches!(scenario.load, Load::Open { .. }) && scenario.traffic().is_none();
+        let gamma = gap_gamma(burstiness);
+        let (mut sizes, mut gaps) = (Vec::with_capacity(n), Vec::with_capacity(if open { n } else { 0 }));
+        for _ in 0..n {
+            sizes.push(draw_lengths(scenario, &mut after.sizes));
+            if open {
+                gaps.push(draw_unit_gap(&mut after.gaps, gamma.as_ref()));
+            }
+        }
+        let (prompt, output) = (scenario.prompt.clone(), scenario.output.clone());
+        Draws { seed: scenario.seed, prompt, output, burstiness, sizes, gaps, after }
+    }
+
+    /// Whether a run of `scenario` draws these (its seed, workload and gaps are theirs); never
+    /// without the `replay` feature.
+    pub fn fit(&self, scenario: &Scenario) -> bool {
+        cfg!(feature = "replay")
+            && scenario.seed == self.seed
+            && scenario.prompt == self.prompt
+            && scenario.output == self.output
+            && scenario.traffic().is_none()
+            && (self.gaps.is_empty()
+                || !matches!(scenario.load, Load::Open { .. })
+                || burstiness(scenario) == self.burstiness)
+    }
+}
+
+/// An open loop's gamma shape (1, exponential gaps, for any other load).
+fn burstiness(scenario: &Scenario) -> f64 {
+    match scenario.load {
+        Load::Open { burstiness, .. } => burstiness,
+        _ => 1.0,
+    }
+}
+
+/// Gamma gaps with shape `burstiness` and mean 1 (`None`: exponential).
+fn gap_gamma(burstiness: f64) -> Option<Gamma> {
+    if burstiness != 1.0 { Gamma::new(burstiness, 1.0 / burstiness) } else { None }
 }
 
 pub(crate) fn splitmix64(mut z: u64) -> u64 {
@@ -217,7 +329,7 @@ impl Simulation {
     /// A simulation at time 0 with the first arrivals scheduled (none for a [`Load::Routed`]
     /// scenario, which [`Simulation::routed`] runs).
     pub fn new(scenario: &Scenario, options: Options) -> Self {
-        Simulation::start(scenario, options, false)
+        Simulation::start(scenario, options, false, None)
     }
 
     /// A replica of a fleet, from a [`Scenario::routed`] (its load is [`Load::Routed`]): no
@@ -229,24 +341,30 @@ impl Simulation {
     /// runs no fleet (the page's first module) compiles the routed paths out.
     pub fn routed(scenario: &Scenario, options: Options) -> Self {
         debug_assert_eq!(scenario.load, Load::Routed, "a routed replica's scenario comes from Scenario::routed");
-        Simulation::start(scenario, Options { stop: Stop::Never, ..options }, true)
+        Simulation::start(scenario, Options { stop: Stop::Never, ..options }, true, None)
     }
 
-    fn start(scenario: &Scenario, options: Options, routed: bool) -> Self {
-        let mut streams = Streams::new(scenario.seed);
-        let mut events = EventQueue::default();
-        let gamma_gaps = match scenario.load {
-            // Gamma gaps with shape k and mean 1, scaled by 1 / rate when drawn.
-            Load::Open { burstiness, .. } if burstiness != 1.0 && !routed => Gamma::new(burstiness, 1.0 / burstiness),
-            _ => None,
+    /// [`Simulation::new`], replaying `draws` (made for the same seed and workload, at any load)
+    /// instead of drawing them again: the same run, bit for bit, with less to draw. Draws that do
+    /// not [`fit`](Draws::fit) the scenario are not used.
+    pub fn replaying(scenario: &Scenario, options: Options, draws: &Arc<Draws>) -> Self {
+        Simulation::start(scenario, options, false, Some(draws).filter(|d| d.fit(scenario)))
+    }
+
+    fn start(scenario: &Scenario, options: Options, routed: bool, draws: Option<&Arc<Draws>>) -> Self {
+        let mut streams = match draws {
+            #[cfg(feature = "replay")]
+            Some(d) => Streams { replay: Some(Arc::clone(d)), ..d.after.clone() },
+            _ => Streams::new(scenario.seed),
         };
+        let mut events = EventQueue::default();
+        // Gamma gaps with shape k and mean 1, scaled by 1 / rate when drawn.
+        let gamma_gaps = if routed { None } else { gap_gamma(burstiness(scenario)) };
         match scenario.load {
             _ if routed => {}
             Load::Routed => {}
             Load::Open { rate_rps, .. } => {
-                if let Some(time_s) =
-                    next_open(&mut streams.gaps, gamma_gaps.as_ref(), rate_rps, scenario.traffic(), 0.0)
-                {
+                if let Some(time_s) = next_open(&mut streams, gamma_gaps.as_ref(), rate_rps, scenario.traffic(), 0.0) {
                     events.push(Arrival { time_s, user: OPEN_LOOP });
                 }
             }
@@ -694,7 +812,7 @@ impl Simulation {
         let sc = &self.scenario;
         let id = self.arrived;
         self.arrived += 1;
-        let (prompt, output) = draw_lengths(sc, &mut self.streams.sizes);
+        let (prompt, output) = self.streams.lengths(sc, id);
         let kv_tokens = prompt as u64 + output as u64 - 1;
         if kv_tokens.div_ceil(sc.engine.block_size_tokens as u64) > sc.engine.kv_blocks {
             self.state = State::Failed(ConfigError::new(
@@ -752,9 +870,8 @@ impl Simulation {
         }
         match self.scenario.load {
             Load::Open { rate_rps, .. } => {
-                let (gaps, gamma, traffic) =
-                    (&mut self.streams.gaps, self.gamma_gaps.as_ref(), self.scenario.traffic());
-                if let Some(time_s) = next_open(gaps, gamma, rate_rps, traffic, arrival.time_s) {
+                let (streams, gamma, traffic) = (&mut self.streams, self.gamma_gaps.as_ref(), self.scenario.traffic());
+                if let Some(time_s) = next_open(streams, gamma, rate_rps, traffic, arrival.time_s) {
                     self.events.push(Arrival { time_s, user: OPEN_LOOP });
                 }
             }
@@ -978,22 +1095,24 @@ const MAX_THINNED: u32 = 1_000_000;
 /// curve, the first candidate kept by thinning (candidates at the curve's highest rate, each kept
 /// with probability factor / highest factor). `None` when the curve never brings another.
 fn next_open(
-    stream: &mut Stream,
+    streams: &mut Streams,
     gamma: Option<&Gamma>,
     rate_rps: f64,
     traffic: Option<Traffic>,
     from_s: f64,
 ) -> Option<f64> {
     let Some(traffic) = traffic else {
-        return Some(from_s + draw_gap(stream, gamma, rate_rps));
+        return Some(from_s + streams.unit_gap(gamma) / rate_rps);
     };
     let top = traffic.max_factor();
     if top <= 0.0 {
         return None;
     }
+    // No replay under a curve (draws do not fit it): the candidates and the coin share a stream.
+    let stream = &mut streams.gaps;
     let mut t = from_s;
     for _ in 0..MAX_THINNED {
-        t += draw_gap(stream, gamma, rate_rps * top);
+        t += draw_unit_gap(stream, gamma) / (rate_rps * top);
         if stream.uniform() * top < traffic.factor(t) {
             return Some(t);
         }
@@ -1001,12 +1120,12 @@ fn next_open(
     None
 }
 
-fn draw_gap(stream: &mut Stream, gamma: Option<&Gamma>, rate_rps: f64) -> f64 {
-    let unit = match gamma {
+/// A gap of mean 1: exponential, or gamma.
+fn draw_unit_gap(stream: &mut Stream, gamma: Option<&Gamma>) -> f64 {
+    match gamma {
         Some(g) => g.sample(stream),
         None => stream.exp1(),
-    };
-    unit / rate_rps
+    }
 }
 
 /// Total time of `k` steps whose times are `d0, d0 + g, ..., d0 + (k - 1) g`.
@@ -1024,6 +1143,11 @@ fn steps_until(start: f64, t: f64, d0: f64, g: f64, cap: u64) -> u64 {
     let delta = t - start;
     if start + d0 >= t {
         return 1;
+    }
+    // Every step up to the cap ends before `t` (most often the case): no root to find. Step ends
+    // rise with k, rounding included, so this is the answer the search below would reach.
+    if start + jump_s(cap, d0, g) < t {
+        return cap;
     }
     // Solve k d0 + g k (k - 1) / 2 = delta for k, then settle the rounding exactly.
     let estimate = if g > 0.0 {

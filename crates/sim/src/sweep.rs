@@ -8,9 +8,10 @@ use crate::config::{Config, KneeRule, LoadConfig, LoadMode};
 use crate::error::ConfigError;
 use crate::limits::{self, Limits};
 use crate::scenario::{Scenario, Slo};
-use crate::simulation::{Options, Simulation};
+use crate::simulation::{Draws, Options, Simulation};
 use crate::sizing::SizingBasis;
 use crate::summary::{Outcome, Summary};
+use std::sync::Arc;
 
 /// The SLO attainment that defines the knee by default (DistServe's 90%).
 pub const DEFAULT_ATTAINMENT_TARGET: f64 = 0.9;
@@ -188,6 +189,9 @@ pub struct SweepRun {
     loads: Vec<f64>,
     outcomes: Vec<Outcome>,
     limits: Limits,
+    /// The sizes and gaps every point draws alike, drawn once.
+    #[cfg(feature = "replay")]
+    draws: Arc<Draws>,
 }
 
 /// The most load points one sweep takes: each is a whole run.
@@ -239,7 +243,17 @@ impl SweepRun {
             None => capacity::prepare(&probe)?,
         };
         let limits = limits::limits(&base);
-        Ok(SweepRun { base, mode: config.load.mode, capacity, loads: loads.to_vec(), outcomes: Vec::new(), limits })
+        Ok(SweepRun {
+            // As many as an overloaded point's requests draw, most of the time.
+            #[cfg(feature = "replay")]
+            draws: Arc::new(Draws::new(&base, base.requests as usize * 5 / 4)),
+            base,
+            mode: config.load.mode,
+            capacity,
+            loads: loads.to_vec(),
+            outcomes: Vec::new(),
+            limits,
+        })
     }
 
     /// Runs the next load point; returns whether any remain.
@@ -256,12 +270,25 @@ impl SweepRun {
         let Some(&load) = self.loads.get(i) else { return Ok(None) };
         // `new` refuses a burst; a sweep has no offered load to give it.
         let Some(scenario) = self.base.at_offered_load(load, &self.capacity) else { return Ok(None) };
-        Ok(Some(Simulation::new(&scenario, Options::default()).run()?.with_capacity(&self.capacity)))
+        let sim = match self.draws() {
+            Some(draws) => Simulation::replaying(&scenario, Options::default(), draws),
+            None => Simulation::new(&scenario, Options::default()),
+        };
+        Ok(Some(sim.run()?.with_capacity(&self.capacity)))
     }
 
     /// Whether every load point has run.
     pub fn is_done(&self) -> bool {
         self.outcomes.len() == self.loads.len()
+    }
+
+    /// The sizes and gaps its points replay (with the `replay` feature): a run of the same
+    /// config at another load may replay them too ([`Simulation::replaying`]).
+    pub fn draws(&self) -> Option<&Arc<Draws>> {
+        #[cfg(feature = "replay")]
+        return Some(&self.draws);
+        #[cfg(not(feature = "replay"))]
+        None
     }
 
     /// The measured capacity.
