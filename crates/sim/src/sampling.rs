@@ -81,7 +81,13 @@ impl LogNormal {
     /// One draw.
     #[inline]
     pub fn sample(&self, stream: &mut Stream) -> f64 {
-        libm::exp(self.mu + self.sigma * stream.normal())
+        libm::exp(self.log_sample(stream))
+    }
+
+    /// One draw's logarithm, `mu + sigma Z`.
+    #[inline]
+    pub fn log_sample(&self, stream: &mut Stream) -> f64 {
+        self.mu + self.sigma * stream.normal()
     }
 }
 
