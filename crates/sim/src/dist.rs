@@ -158,11 +158,11 @@ fn rounded_count(v: f64, max: u32) -> u32 {
 }
 
 /// `exp(x)`, or a value near enough to it to give the same [`rounded_count`], always. Natively, a
-/// table of 2^(j/64) and a cubic give `exp(x)` within 4e-11 of itself, in about half the time of
-/// libm's `exp`; where that could round to another count (within 1e-9 of a half) or leaves the
-/// sizes' range, libm's own `exp` decides. `tests::exp_for_count_gives_libm_s_counts` holds the
-/// counts equal. The page's wasm takes libm's `exp` at once (the table would weigh about 0.6 KB
-/// gzipped there).
+/// table of 2^(j/64) and a cubic give `exp(x)` within 4e-11 of itself, with no division (libm's
+/// has one; a RAG run takes 0.97 of the time); where that could round to another count (within
+/// 1e-9 of a half) or leaves the sizes' range, libm's own `exp` decides.
+/// `tests::exp_for_count_gives_libm_s_counts` holds the counts equal. The page's wasm takes libm's
+/// `exp` at once (the table would weigh 0.7 KB gzipped there).
 #[inline]
 fn exp_for_count(x: f64) -> f64 {
     #[cfg(not(target_arch = "wasm32"))]
