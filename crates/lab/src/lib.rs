@@ -357,13 +357,9 @@ impl Lab {
         }
         let config = &self.config;
         let scenario = scenario_at(config, self.load, capacity)?;
-        let options = point_options(&scenario);
         // The sweep's draws are this run's too (same seed and workload), unless it is stale.
-        let sim = match self.curve().and_then(SweepRun::draws) {
-            Some(draws) => Simulation::replaying(&scenario, options, draws),
-            None => Simulation::new(&scenario, options),
-        };
-        let outcome = sim.run()?.with_capacity(&capacity);
+        let draws = self.curve().and_then(SweepRun::draws);
+        let outcome = Simulation::replaying(&scenario, point_options(&scenario), draws).run()?.with_capacity(&capacity);
         let open_at_same_throughput = match config.load.mode {
             LoadMode::Open | LoadMode::Burst => None,
             LoadMode::Closed => open_at(config, outcome.summary.throughput_rps, capacity)?,

@@ -344,11 +344,11 @@ impl Simulation {
         Simulation::start(scenario, Options { stop: Stop::Never, ..options }, true, None)
     }
 
-    /// [`Simulation::new`], replaying `draws` (made for the same seed and workload, at any load)
-    /// instead of drawing them again: the same run, bit for bit, with less to draw. Draws that do
-    /// not [`fit`](Draws::fit) the scenario are not used.
-    pub fn replaying(scenario: &Scenario, options: Options, draws: &Arc<Draws>) -> Self {
-        Simulation::start(scenario, options, false, Some(draws).filter(|d| d.fit(scenario)))
+    /// [`Simulation::new`], replaying `draws` if given (made for the same seed and workload, at
+    /// any load) instead of drawing them again: the same run, bit for bit, with less to draw.
+    /// Draws that do not [`fit`](Draws::fit) the scenario are not used.
+    pub fn replaying(scenario: &Scenario, options: Options, draws: Option<&Arc<Draws>>) -> Self {
+        Simulation::start(scenario, options, false, draws.filter(|d| d.fit(scenario)))
     }
 
     fn start(scenario: &Scenario, options: Options, routed: bool, draws: Option<&Arc<Draws>>) -> Self {

@@ -270,10 +270,7 @@ impl SweepRun {
         let Some(&load) = self.loads.get(i) else { return Ok(None) };
         // `new` refuses a burst; a sweep has no offered load to give it.
         let Some(scenario) = self.base.at_offered_load(load, &self.capacity) else { return Ok(None) };
-        let sim = match self.draws() {
-            Some(draws) => Simulation::replaying(&scenario, Options::default(), draws),
-            None => Simulation::new(&scenario, Options::default()),
-        };
+        let sim = Simulation::replaying(&scenario, Options::default(), self.draws());
         Ok(Some(sim.run()?.with_capacity(&self.capacity)))
     }
 

@@ -44,7 +44,7 @@ fn a_replayed_run_is_the_run_drawn_afresh() {
             for n in [0, 1, 700, 1500, 4000] {
                 let draws = Arc::new(Draws::new(&other, n));
                 assert!(draws.fit(&sc), "load {j}, {workload}: draws of the same seed and workload fit");
-                let replayed = run(Simulation::replaying(&sc, options(), &draws));
+                let replayed = run(Simulation::replaying(&sc, options(), Some(&draws)));
                 assert!(replayed == fresh, "load {j}, {workload} at {x}, {n} replayed: the run changed");
             }
         }
@@ -63,6 +63,6 @@ fn draws_of_another_seed_or_workload_are_not_used() {
     ] {
         let draws = Arc::new(Draws::new(&other, 2000));
         assert!(!draws.fit(&sc));
-        assert!(run(Simulation::replaying(&sc, options(), &draws)) == fresh, "unfit draws changed the run");
+        assert!(run(Simulation::replaying(&sc, options(), Some(&draws))) == fresh, "unfit draws changed the run");
     }
 }
