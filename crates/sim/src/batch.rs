@@ -44,6 +44,9 @@ pub struct Request {
     pub traced: bool,
     /// Its place in the running order (set when it is admitted; a readmission gets a new one).
     pub seq: u64,
+    /// Where its entry is in [`Running`]'s order while it runs (kept up to date as the order is
+    /// swept), so leaving finds it without a search.
+    pub running_at: u32,
     /// Whether it is a [`Cohort`] member: then `computed` and `emitted` are as of `join_d`, and
     /// `blocks` and `last_token_s` are stale (see [`Batch::materialize`]).
     pub in_cohort: bool,
@@ -199,10 +202,12 @@ impl Running {
         self.order.iter().map(|&(_, slot)| slot).filter(|&slot| slot != GONE)
     }
 
-    fn push(&mut self, seq: u64, slot: u32) {
+    /// Appends the request admitted as `seq`; returns its place in the order.
+    fn push(&mut self, seq: u64, slot: u32) -> u32 {
         debug_assert!(self.order.last().is_none_or(|&(last, _)| last < seq));
         self.order.push((seq, slot));
         self.live += 1;
+        (self.order.len() - 1) as u32
     }
 
     /// The newest running request, taken out.
@@ -216,14 +221,30 @@ impl Running {
         None
     }
 
-    /// Takes out the request admitted as `seq`.
-    fn remove(&mut self, seq: u64) {
-        let i = self.order.binary_search_by_key(&seq, |&(s, _)| s).expect("a running request's seq");
+    /// Takes out the request admitted as `seq`, whose entry was at `at` (found by a search if
+    /// it is not there). Returns whether finished entries now outnumber the running ones, so the
+    /// order is due a [`sweep`](Running::sweep).
+    fn remove(&mut self, seq: u64, at: u32) -> bool {
+        // Every test run checks that the place is kept right; a release build searches instead.
+        debug_assert!(
+            self.order.get(at as usize).is_some_and(|&(s, _)| s == seq),
+            "request {seq}'s place {at} is stale"
+        );
+        let i = match self.order.get(at as usize) {
+            Some(&(s, _)) if s == seq => at as usize,
+            _ => self.order.binary_search_by_key(&seq, |&(s, _)| s).expect("a running request's seq"),
+        };
         debug_assert_ne!(self.order[i].1, GONE);
         self.order[i].1 = GONE;
         self.live -= 1;
-        if self.order.len() > 2 * self.live + 16 {
-            self.order.retain(|&(_, slot)| slot != GONE);
+        self.order.len() > 2 * self.live + 16
+    }
+
+    /// Drops the finished entries; `moved(slot, at)` hears each running request's new place.
+    fn sweep(&mut self, mut moved: impl FnMut(u32, u32)) {
+        self.order.retain(|&(_, slot)| slot != GONE);
+        for (at, &(_, slot)) in self.order.iter().enumerate() {
+            moved(slot, at as u32);
         }
     }
 }
@@ -408,7 +429,10 @@ impl Batch {
         if self.slots[slot as usize].in_cohort {
             self.materialize(slot, end_s);
         }
-        self.running.remove(seq);
+        if self.running.remove(seq, self.slots[slot as usize].running_at) {
+            let slots = &mut self.slots;
+            self.running.sweep(|slot, at| slots[slot as usize].running_at = at);
+        }
     }
 
     /// Blocks needed to hold `tokens` tokens.
@@ -659,7 +683,7 @@ impl Batch {
                 plan.tokens += n as u64;
                 plan.scheduled.push(Scheduled { slot, tokens: n });
                 plan.admitted += 1;
-                self.running.push(seq, slot);
+                self.slots[slot as usize].running_at = self.running.push(seq, slot);
                 self.explicit.push(slot);
             }
         }

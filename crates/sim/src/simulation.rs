@@ -861,6 +861,7 @@ impl Simulation {
             measured,
             traced,
             seq: 0,
+            running_at: 0,
             in_cohort: false,
             join_d: 0,
         });
