@@ -52,8 +52,8 @@ export declare class KneeLab extends HTMLElement {
   readonly sweep: unknown;
   /** Measured latencies in ms: slider input to readout, a setting change to every chart, and tracing the player's run. */
   readonly timings: { input: number[]; param: number[]; player: number[] };
-  /** The `replica` panel's player. */
-  readonly player: KneeLabPlayer;
+  /** The `replica` panel's player; null until that panel first comes near the screen (its module loads then). */
+  readonly player: KneeLabPlayer | null;
   /**
    * Both load modes at the slider's load, and an open loop at the closed loop's throughput, or
    * null at no load; computed on the third module once the lab is idle.

@@ -262,14 +262,18 @@ test.describe('reduced motion', () => {
   });
 });
 
-test('the player runs the lab’s point on the lab’s capacity, from a module fetched only once the panel is near', async ({ page }) => {
+test('the player runs the lab’s point on the lab’s capacity, from modules fetched only once the panel is near', async ({ page }) => {
   const fetched = [];
   page.on('request', (r) => fetched.push(new URL(r.url()).pathname));
   await openPage(page, '/lab.html');
   await page.locator(LAB).evaluate((lab) => lab.ready);
-  expect(fetched.filter((p) => p.includes('kneelab_later')), 'no panel, no module').toEqual([]);
+  // Neither the player's wasm nor its script: a lab without the panel carries only its markup.
+  expect(fetched.filter((p) => p.includes('kneelab_later') || p.includes('replica-player')), 'no panel, no module').toEqual([]);
+  expect(await page.locator(LAB).evaluate((lab) => lab.player)).toBeNull();
   await openPlayer(page, { load: 0.9 });
   expect(fetched.some((p) => p.endsWith('kneelab_later_bg.wasm'))).toBe(true);
+  expect(fetched.some((p) => /\/js\/replica-player/.test(p)), 'the player’s script, once near').toBe(true);
+  expect(await page.locator(LAB).evaluate((lab) => lab.player.loaded)).toBe(true);
   const m = await page.locator(LAB).evaluate(async (lab) => {
     const later = await import('/pkg/kneelab_later.js');
     const config = { ...lab.config(), load: { ...lab.config().load, offered_load: lab.state.load } };
@@ -339,7 +343,7 @@ test.describe('in the lesson', () => {
         await el.ready;
         await el.idle();
         // The first trace may have come before this call: then there is nothing to wait for.
-        if (!act && el.player.loaded) return;
+        if (!act && el.player?.loaded) return;
         new Function('lab', 'arg', act)(el, arg);
         await el.idle();
         await done;

@@ -158,7 +158,7 @@ export class KneeLab extends HTMLElement {
     return this.#core.idle();
   }
 
-  /** The replica player (the `replica` panel): `length`, `index`, `playing`, `play()`, `step(n)`, ... */
+  /** The `replica` panel's player (`length`, `playing`, `play()`, `step(n)`, ...), null until the panel nears. */
   get player() {
     return this.#core.feed.player;
   }

@@ -1,10 +1,10 @@
 // The replica player in a <knee-lab>: it traces the lab's current point once input pauses (a
 // trace is a few thousand engine steps: not worth redoing on every frame of a drag) and hands
 // the run to the player (replica-player.js). The trace comes from the page's third module
-// (later.js), fetched when the panel first comes near: the same config and seed as the lab's
-// point, so the very run its readouts come from.
+// (later.js), and the player from its own module, both fetched when the panel first comes near:
+// the same config and seed as the lab's point, so the very run its readouts come from.
 
-import { PLAYER_PANEL, ReplicaPlayer } from './replica-player.js';
+import { PLAYER_PANEL } from './replica-player-view.js';
 import { pushCapped } from './schedule.js';
 import { chartColours } from './knee-lab-style.js';
 import { configOf } from './knee-lab-settings.js';
@@ -17,8 +17,11 @@ export { PLAYER_PANEL };
 const PLAYER_SETTLE_MS = 120;
 
 export class PlayerFeed {
-  /** The `replica` panel's player: `length`, `index`, `playing`, `play()`, `step(n)`, ... */
-  player;
+  /**
+   * The `replica` panel's player: `length`, `index`, `playing`, `play()`, `step(n)`, ...; null
+   * until the panel first comes near and its module has loaded.
+   */
+  player = null;
   /** Whether the player's trace is older than the current point (rebuilt once input pauses). */
   stale = true;
   #host;
@@ -33,8 +36,6 @@ export class PlayerFeed {
     this.#host = host;
     this.#core = core;
     this.#root = root;
-    // The player draws and traces on the third module, so its errors are that module's.
-    this.player = new ReplicaPlayer(root, { colours: () => chartColours(host), onError: (err) => this.#failed(err) });
     const near = new IntersectionObserver(
       (entries) => {
         if (!entries.some((e) => e.isIntersecting)) return;
@@ -50,7 +51,7 @@ export class PlayerFeed {
   /** Draws the player again, or traces the current point first if its trace is older. */
   redraw() {
     if (this.stale) this.#schedule();
-    else this.player.redraw();
+    else this.player?.redraw();
   }
 
   /** Drops the run (its simulator is gone or its settings changed). */
@@ -58,7 +59,7 @@ export class PlayerFeed {
     clearTimeout(this.#timer);
     this.#timer = 0;
     this.stale = true;
-    this.player.clear();
+    this.player?.clear();
   }
 
   #schedule() {
@@ -75,7 +76,7 @@ export class PlayerFeed {
     if (core.busy) return this.#schedule(); // the point is still changing
     let later;
     try {
-      later = await loadLater();
+      [later] = await Promise.all([loadLater(), this.#loadPlayer()]);
     } catch (err) {
       core.alerts.showError(new Error(`The replica player could not be loaded: ${err.message ?? err}`));
       return;
@@ -102,6 +103,17 @@ export class PlayerFeed {
     this.player.setSource(source);
     const detail = { steps: this.player.length };
     this.#host.dispatchEvent(new CustomEvent('kneelab-player', { detail, bubbles: true, composed: true }));
+  }
+
+  /** Fetches the player's module and makes the player, once. */
+  async #loadPlayer() {
+    if (this.player) return;
+    const { ReplicaPlayer } = await import('./replica-player.js');
+    // The player draws and traces on the third module, so its errors are that module's.
+    this.player ??= new ReplicaPlayer(this.#root, {
+      colours: () => chartColours(this.#host),
+      onError: (err) => this.#failed(err),
+    });
   }
 
   /**

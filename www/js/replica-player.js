@@ -2,11 +2,10 @@
 // wasm `ReplicaPlayer`: the very run the lab's readouts come from, traced a window of iterations
 // at a time), one engine iteration after another, drawn by kneelab-plot's replica chart. It plays
 // on its own once it is on screen, unless the reader prefers reduced motion (then it waits for
-// Play; stepping works the same). Its controls, keys and words are in replica-player-view.js.
+// Play; stepping works the same). Its controls, keys and words are in replica-player-controls.js.
 
-import { OPTIONS, PLAYER_PANEL, describeStep, runSummary, showPlaying, wirePlayer } from './replica-player-view.js';
-
-export { PLAYER_PANEL };
+import { OPTIONS, PLAYER_PANEL } from './replica-player-view.js';
+import { describeStep, runSummary, showPlaying, wirePlayer } from './replica-player-controls.js';
 
 const reducedMotion = matchMedia('(prefers-reduced-motion: reduce)');
 /** Real time a frame may advance the clock by: a tab that was away does not leap ahead. */
@@ -42,6 +41,7 @@ export class ReplicaPlayer {
     this.#root = root;
     this.#colours = colours;
     this.#onError = onError;
+    this.#speed = Number(root.getElementById('replica-speed').value) || OPTIONS.speed; // as chosen before it loaded
     wirePlayer(root, this);
     new IntersectionObserver((entries) => {
       this.#visible = entries.some((e) => e.isIntersecting);
