@@ -105,9 +105,8 @@ export class PlayerFeed {
     this.#host.dispatchEvent(new CustomEvent('kneelab-player', { detail, bubbles: true, composed: true }));
   }
 
-  /** Fetches the player's module and makes the player, once. */
+  /** Fetches the player's module (once; the browser keeps it) and makes the player, once. */
   async #loadPlayer() {
-    if (this.player) return;
     const { ReplicaPlayer } = await import('./replica-player.js');
     // The player draws and traces on the third module, so its errors are that module's.
     this.player ??= new ReplicaPlayer(this.#root, {

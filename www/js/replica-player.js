@@ -27,7 +27,7 @@ export class ReplicaPlayer {
   #index = 0;
   #phase = 1;
   #clock = 0; // simulated seconds into the run
-  #speed = OPTIONS.speed;
+  #speed;
   #playing = false;
   #userPaused = false;
   #visible = false;
