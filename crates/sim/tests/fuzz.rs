@@ -6,7 +6,8 @@
 //!
 //! `cargo test` runs a few thousand configs; `cargo xtask fuzz` runs a million (set
 //! `KNEELAB_FUZZ_CASES`), sharded over the machine's cores, and prints the slowest run and the
-//! peak memory.
+//! peak memory. The configs follow from a campaign seed (`KNEELAB_FUZZ_SEED`, 0 unless set):
+//! `cargo test` always checks the same ones, and a new seed explores others.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
@@ -429,6 +430,10 @@ fn peak_rss_mib() -> Option<f64> {
 #[test]
 fn every_generated_config_ends_in_a_named_error_or_a_sound_summary() {
     let cases: u64 = std::env::var("KNEELAB_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(CI_CASES);
+    let campaign: u64 = match std::env::var("KNEELAB_FUZZ_SEED") {
+        Ok(v) => v.parse().expect("KNEELAB_FUZZ_SEED is a whole number"),
+        Err(_) => 0,
+    };
     let shards = std::thread::available_parallelism().map_or(1, |n| n.get()).min(cases.max(1) as usize) as u64;
     // Quiet: panics are caught and reported as failing cases, with the config.
     std::panic::set_hook(Box::new(|_| {}));
@@ -449,6 +454,7 @@ fn every_generated_config_ends_in_a_named_error_or_a_sound_summary() {
                     };
                     let mut seed = [0u8; 32];
                     seed[..8].copy_from_slice(&(0x6b6e_6565_6c61_6200 + shard).to_le_bytes());
+                    seed[8..16].copy_from_slice(&campaign.to_le_bytes());
                     let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
                     runner
                         .run(&(config_text(), proptest::bool::weighted(0.02)), |(text, whole)| one(&text, whole, tally))
@@ -463,7 +469,7 @@ fn every_generated_config_ends_in_a_named_error_or_a_sound_summary() {
     let (ran, rejected) = (tally.ran.load(Ordering::Relaxed), tally.rejected.load(Ordering::Relaxed));
     let (slowest, slowest_config) = tally.slowest.into_inner().unwrap();
     println!(
-        "fuzz: {} configs in {:.1?} on {shards} threads ({ran} ran, {rejected} rejected with a named error), \
+        "fuzz: {} configs (campaign seed {campaign}) in {:.1?} on {shards} threads ({ran} ran, {rejected} rejected with a named error), \
          {} failing; slowest run {:.3} s; peak memory {} MiB",
         ran + rejected,
         started.elapsed(),

@@ -11,6 +11,10 @@ pub struct Args {
     /// How many generated configs to run (`cargo test` runs 3,000).
     #[arg(long, default_value_t = 1_000_000)]
     cases: u64,
+    /// Campaign seed: the configs follow from it (`cargo test` runs seed 0), so a new seed
+    /// explores configs no earlier campaign tried.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
     /// Address-space limit of the fuzzing process, in MiB (`ulimit -v`).
     #[arg(long, default_value_t = 8192)]
     memory_mib: u64,
@@ -28,9 +32,13 @@ pub fn run(args: &Args) -> Result<()> {
         .arg(cargo)
         .args(test)
         .args(["--", "--nocapture"])
-        .env("KNEELAB_FUZZ_CASES", args.cases.to_string());
+        .env("KNEELAB_FUZZ_CASES", args.cases.to_string())
+        .env("KNEELAB_FUZZ_SEED", args.seed.to_string());
     crate::run_step(
-        &format!("fuzz {} configs (at most {} MiB of address space)", args.cases, args.memory_mib),
+        &format!(
+            "fuzz {} configs from seed {} (at most {} MiB of address space)",
+            args.cases, args.seed, args.memory_mib
+        ),
         &mut cmd,
     )
 }
