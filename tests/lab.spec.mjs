@@ -466,8 +466,10 @@ test('every control change: first redraw within 150 ms (p95), the whole sweep wi
 // A finished request's place in the running order kept on the request, not searched for (3% of a
 // native RAG run), added 118: the page 199,145, the lab alone 166,268. The replica player's script
 // and its controls loaded when a `replica` panel first comes near (only its markup and styles in
-// every lab): the page 198,163, the lab alone 165,263, and the bars came down by 900.
-const BUDGETS = { '/': 198_300, '/lab.html': 165_400 };
+// every lab): the page 198,163, the lab alone 165,263, and the bars came down by 900. The lab
+// alone then named the page's icon (its tab had none, and a browser's own ask for /favicon.ico
+// logged a 404): 208 bytes, the lab alone 165,451, so its bar rose by 100.
+const BUDGETS = { '/': 198_300, '/lab.html': 165_500 };
 test('everything the pages load totals at most its budget as sent gzipped, all from this origin', async ({ page }) => {
   for (const [url, budget] of Object.entries(BUDGETS)) {
     const responses = [];

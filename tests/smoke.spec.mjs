@@ -15,3 +15,16 @@ test('the wasm is served as application/wasm', async ({ request }) => {
   // The magic number: the server sent the module itself, not an error page.
   expect([...(await response.body()).subarray(0, 4)]).toEqual([0x00, 0x61, 0x73, 0x6d]);
 });
+
+test('each page names an icon the server has, so no browser asks for /favicon.ico', async ({ request }) => {
+  // Without a named icon Chromium asks for /favicon.ico on its own, a request that is not the
+  // page's: the checks every test makes do not see its 404, but a reader's console shows it.
+  for (const url of ['/', '/lab.html']) {
+    const html = await (await request.get(url)).text();
+    const icon = html.match(/<link rel="icon" href="([^"]+)"/);
+    expect(icon, `${url} names an icon`).not.toBeNull();
+    const response = await request.get(new URL(icon[1], `http://host${url}`).pathname);
+    expect(response.status(), `${url}'s icon ${icon[1]}`).toBe(200);
+    expect(response.headers()['content-type']).toMatch(/^image\//);
+  }
+});
