@@ -46,6 +46,24 @@ test('the page computes the CLI’s numbers to the bit: every example equals its
   }
 });
 
+// A page's SweepJob runs a sweep a few thousand engine steps a call, however long each point's
+// run (it once ran the capacity measurement, then each point, whole: a 50,000-request point was
+// one call, and a long task on a slow machine), and ends in the third module's `sweep()` exactly.
+test('a SweepJob runs in calls of bounded work and gives sweep()’s result to the bit', async ({ page }) => {
+  const r = await withWasm(page, (wasm, _, later) => {
+    const config = { workload: { preset: 'rag' }, load: { mode: 'open' }, run: { requests: 50000 } };
+    const loads = [0.5, 0.9, 1.1];
+    const job = new wasm.SweepJob(config, loads);
+    let calls = 1;
+    while (job.step()) calls++;
+    return { calls, job: JSON.stringify(job.result()), whole: JSON.stringify(later.sweep(config, loads)) };
+  });
+  // 50,000 requests a point are tens of thousands of engine steps: many calls each.
+  expect(r.calls).toBeGreaterThan(30);
+  expect(JSON.parse(r.job).points).toHaveLength(3);
+  expect(r.job).toBe(r.whole);
+});
+
 test('simulate rejects what the CLI rejects, with the CLI message', async ({ page }) => {
   // [config as JSON text, the start of the message] — the CLI prints the same after `<stdin>: `.
   const rows = [

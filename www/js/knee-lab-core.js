@@ -1,6 +1,6 @@
 // <knee-lab>'s core: a lab's state, its handle on the simulator and what a change re-runs. A
 // load change re-runs one point, once per animation frame; any other change re-measures the
-// capacity and re-sweeps one load point per slice (schedule.js); an SLO change only re-judges.
+// capacity and re-sweeps, a few thousand engine steps a call (schedule.js); an SLO change re-judges.
 // The element (knee-lab.js) forwards its attributes and script API here.
 
 import { kneelabNote } from './wasm.js';

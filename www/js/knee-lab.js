@@ -28,7 +28,7 @@
 //
 // It feels instant because work is split by what it depends on: dragging the load re-runs only
 // the current point, once per animation frame; any other change re-measures the replica and
-// re-sweeps the curves one load point per task (schedule.js), so input is handled between points.
+// re-sweeps the curves in short tasks (schedule.js), so input is handled in between.
 
 import { kneelabEvents } from './wasm.js';
 import { labSheet, watchTheme } from './knee-lab-style.js';

@@ -1,5 +1,5 @@
 //! The lesson's experiments as one state machine: a config, the replica's capacity, the sweep of
-//! each load mode (computed one load point at a time, so a page can interleave it with input),
+//! each load mode (computed a few thousand engine steps at a time, so a page answers input),
 //! the run at the slider's load, and the comparisons the lesson draws from them.
 //!
 //! What depends on what decides the cost of a change:
@@ -74,9 +74,10 @@ pub struct LoopComparison {
     pub open_at_closed_throughput: LoopSide,
 }
 
-/// Engine steps per slice of the capacity measurement: a few milliseconds in the browser, so a
-/// page answers input while the replica is measured.
-pub const CAPACITY_SLICE_STEPS: u64 = 4096;
+/// Engine steps per slice of work (the capacity measurement, a sweep's load point, a steady run):
+/// a few milliseconds in the browser, so a page answers input while the lab computes, even on a
+/// machine several times slower.
+pub const SLICE_STEPS: u64 = 4096;
 
 /// Requests of a steady run: the engine's most. TTFT p99 at 85% load then moves by about 5% across
 /// seeds for RAG, where the lab's usual 4,000 requests leave it moving by 70% (`cargo xtask bench
@@ -267,8 +268,8 @@ impl Lab {
         (self.curve().map_or(0, |r| r.outcomes().len()), self.loads.len())
     }
 
-    /// One slice of sweep work (a slice of the capacity measurement, or one load point); returns
-    /// whether more remains.
+    /// One slice of sweep work (of the capacity measurement, or of a load point); returns whether
+    /// more remains.
     pub fn sweep_step(&mut self) -> Result<bool, ConfigError> {
         if self.curve().is_none() {
             if self.capacity.is_none() {
@@ -276,7 +277,7 @@ impl Lab {
                     Some(m) => m,
                     None => self.measuring.insert(capacity::Measurement::new(&Scenario::saturated(&self.config)?)),
                 };
-                let Some(c) = m.advance(CAPACITY_SLICE_STEPS) else { return Ok(true) };
+                let Some(c) = m.advance(SLICE_STEPS) else { return Ok(true) };
                 self.measuring = None;
                 self.capacity = Some(c.usable()?);
             }
@@ -287,8 +288,12 @@ impl Lab {
             LoadMode::Open => self.open.as_mut(),
             LoadMode::Closed | LoadMode::Burst => self.closed.as_mut(),
         };
-        let more = run.map_or(Ok(false), SweepRun::step)?;
-        self.forget_judged();
+        let Some(run) = run else { return Ok(false) };
+        let done = run.outcomes().len();
+        let more = run.advance(SLICE_STEPS)?;
+        if run.outcomes().len() != done {
+            self.forget_judged();
+        }
         Ok(more)
     }
 
@@ -310,7 +315,7 @@ impl Lab {
     pub fn steady_step(&mut self) -> Result<bool, ConfigError> {
         let Some(steady) = &mut self.steady else { return Ok(false) };
         let Some((sim, capacity)) = &mut steady.run else {
-            if let Some(c) = steady.measuring.advance(CAPACITY_SLICE_STEPS) {
+            if let Some(c) = steady.measuring.advance(SLICE_STEPS) {
                 let c = c.usable()?;
                 let scenario = scenario_at(&steady.config, steady.load, c)?;
                 // No queue series or traces: a million requests' would fill memory for pictures
@@ -319,7 +324,7 @@ impl Lab {
             }
             return Ok(true);
         };
-        if !(0..CAPACITY_SLICE_STEPS).any(|_| !sim.step()) {
+        if !(0..SLICE_STEPS).any(|_| !sim.step()) {
             return Ok(true);
         }
         let capacity = *capacity;

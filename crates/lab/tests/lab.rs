@@ -17,6 +17,13 @@ fn closed(think_s: f64) -> Config {
     rag(LoadConfig { mode: LoadMode::Closed, think_time_s: Some(think_s), ..LoadConfig::default() }, REQUESTS)
 }
 
+/// Steps `lab`'s sweep until its `mode` has `n` points (a point may take several slices).
+fn sweep_to(lab: &mut Lab, mode: LoadMode, n: usize) {
+    while lab.points_done(mode) != Some(n) {
+        assert!(lab.sweep_step().unwrap(), "the sweep ended before {n} points");
+    }
+}
+
 /// A lab whose open sweep has two points and whose closed sweep (think 5 s) has one, left in
 /// `mode`.
 fn warmed(mode: LoadMode) -> Lab {
@@ -24,12 +31,9 @@ fn warmed(mode: LoadMode) -> Lab {
     while lab.capacity().is_none() {
         lab.sweep_step().unwrap(); // the capacity, a slice at a time (the last starts the sweep)
     }
-    for _ in 0..2 {
-        lab.sweep_step().unwrap(); // two points
-    }
-    lab.set_config(closed(5.0)).unwrap();
-    lab.sweep_step().unwrap(); // the closed sweep starts (the capacity is kept)
-    lab.sweep_step().unwrap();
+    sweep_to(&mut lab, LoadMode::Open, 2);
+    lab.set_config(closed(5.0)).unwrap(); // the closed sweep starts (the capacity is kept)
+    sweep_to(&mut lab, LoadMode::Closed, 1);
     if mode == LoadMode::Open {
         lab.set_config(open()).unwrap();
     }
@@ -252,8 +256,7 @@ fn burstiness_drops_only_the_open_sweep() {
     assert_eq!(lab.points_done(LoadMode::Open), None, "burstier arrivals change the open curve");
     assert_eq!(lab.points_done(LoadMode::Closed), Some(1), "but not the closed one");
     assert!(lab.capacity().is_some(), "nor the capacity (a saturated closed loop)");
-    lab.sweep_step().unwrap();
-    lab.sweep_step().unwrap();
+    sweep_to(&mut lab, LoadMode::Open, 1);
     lab.set_config(bursty).unwrap();
     assert_eq!(lab.points_done(LoadMode::Open), Some(1), "the same burstiness again keeps it");
     // Burstier arrivals at the same load make the tail worse.
@@ -266,6 +269,32 @@ fn burstiness_drops_only_the_open_sweep() {
         lab.point().unwrap().outcome.summary.ttft_s.p99
     };
     assert!(p99(Some(0.25)) > p99(None), "{} vs {}", p99(Some(0.25)), p99(None));
+}
+
+/// A load point runs a few thousand engine steps a slice (so a slow machine still answers input
+/// between slices), and the sweep is the one the CLI's `sweep` gives, digit for digit.
+#[test]
+fn a_load_point_runs_in_slices_and_the_sweep_is_the_whole_ones() {
+    let config = rag(LoadConfig { mode: LoadMode::Open, ..LoadConfig::default() }, 5_000);
+    let mut lab = Lab::new(config.clone()).unwrap();
+    let (mut slices, mut most) = (0, 0);
+    while lab.capacity().is_none() {
+        lab.sweep_step().unwrap();
+    }
+    let mut done = lab.points_done(LoadMode::Open);
+    let mut this_point = 0;
+    while lab.sweep_step().unwrap() {
+        slices += 1;
+        this_point += 1;
+        if lab.points_done(LoadMode::Open) != done {
+            (done, most, this_point) = (lab.points_done(LoadMode::Open), most.max(this_point), 0);
+        }
+    }
+    let points = lab.points_done(LoadMode::Open).unwrap();
+    assert_eq!(points, schema::loads().len());
+    assert!(most > 1 && slices > points, "{slices} slices for {points} points, at most {most} for one");
+    let whole = kneelab_sim::sweep::sweep(&config, &schema::loads(), Default::default()).unwrap();
+    assert_eq!(format!("{:?}", lab.sweep().unwrap()), format!("{whole:?}"));
 }
 
 /// The capacity is measured in slices of the sweep (so a page answers input meanwhile), and is

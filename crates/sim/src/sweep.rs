@@ -179,8 +179,9 @@ fn grid(from: f64, to: f64, step: f64) -> Vec<f64> {
     (0..grid_len(from, to, step)).map(|i| ((from + step * i as f64) * 1e9).round() / 1e9).collect()
 }
 
-/// A sweep that runs one load point at a time, so a page can interleave it with input handling
-/// and draw the curves as they fill in.
+/// A sweep that runs one load point at a time ([`SweepRun::step`]), or a few engine steps at a
+/// time ([`SweepRun::advance`]), so a page can interleave it with input handling and draw the
+/// curves as they fill in.
 #[derive(Clone, Debug)]
 pub struct SweepRun {
     base: Scenario,
@@ -189,6 +190,8 @@ pub struct SweepRun {
     loads: Vec<f64>,
     outcomes: Vec<Outcome>,
     limits: Limits,
+    /// The next point's run, part done, between [`SweepRun::advance`] calls.
+    current: Option<Box<Simulation>>,
     /// The sizes and gaps every point draws alike, drawn once.
     #[cfg(feature = "replay")]
     draws: Arc<Draws>,
@@ -253,25 +256,50 @@ impl SweepRun {
             loads: loads.to_vec(),
             outcomes: Vec::new(),
             limits,
+            current: None,
         })
     }
 
-    /// Runs the next load point; returns whether any remain.
+    /// Runs the next load point (the rest of it, if [`SweepRun::advance`] began it); returns
+    /// whether any remain.
     pub fn step(&mut self) -> Result<bool, ConfigError> {
-        let Some(outcome) = self.point(self.outcomes.len())? else { return Ok(false) };
-        self.outcomes.push(outcome);
-        Ok(!self.is_done())
+        self.advance(u64::MAX)
     }
 
     /// Runs load point `i` on its own and returns its outcome, without keeping it (`None` past
     /// the last point). Each point is a whole run with its own random streams, so points may run
     /// in any order, or at once on several threads ([`sweep_by`]).
     pub fn point(&self, i: usize) -> Result<Option<Outcome>, ConfigError> {
-        let Some(&load) = self.loads.get(i) else { return Ok(None) };
-        // `new` refuses a burst; a sweep has no offered load to give it.
-        let Some(scenario) = self.base.at_offered_load(load, &self.capacity) else { return Ok(None) };
-        let sim = Simulation::replaying(&scenario, Options::default(), self.draws());
+        let Some(sim) = self.simulation(i) else { return Ok(None) };
         Ok(Some(sim.run()?.with_capacity(&self.capacity)))
+    }
+
+    /// Runs at most `steps` engine steps of the next load point (a point is thousands), keeping
+    /// its outcome once it is done; returns whether any work remains. A page's slices stay short
+    /// on a slow machine this way, where a whole point could take tens of milliseconds. The
+    /// outcomes are [`SweepRun::step`]'s exactly: a run stepped in parts is the same run.
+    pub fn advance(&mut self, steps: u64) -> Result<bool, ConfigError> {
+        let sim = match &mut self.current {
+            Some(sim) => sim,
+            None => match self.simulation(self.outcomes.len()) {
+                Some(sim) => self.current.insert(Box::new(sim)),
+                None => return Ok(false),
+            },
+        };
+        if (0..steps).all(|_| sim.step()) {
+            return Ok(true);
+        }
+        let sim = self.current.take().expect("the point just stepped");
+        self.outcomes.push(sim.finish()?.with_capacity(&self.capacity));
+        Ok(!self.is_done())
+    }
+
+    /// Load point `i`'s run, not started (`None` past the last point).
+    fn simulation(&self, i: usize) -> Option<Simulation> {
+        let &load = self.loads.get(i)?;
+        // `new` refuses a burst; a sweep has no offered load to give it.
+        let scenario = self.base.at_offered_load(load, &self.capacity)?;
+        Some(Simulation::replaying(&scenario, Options::default(), self.draws()))
     }
 
     /// Whether every load point has run.
@@ -471,6 +499,34 @@ pub fn find_knee(points: &[SweepPoint], rule: KneeRule, target: f64) -> Option<K
 
 #[cfg(test)]
 mod tests {
+    use super::{DEFAULT_ATTAINMENT_TARGET, SweepOptions, SweepRun};
+    use crate::config::{Config, LoadConfig, RunConfig, WorkloadConfig, WorkloadPreset};
+
+    #[test]
+    fn a_sweep_advanced_a_few_steps_at_a_time_is_the_same_sweep() {
+        // Open and closed loops, below and past capacity, a chunked-prefill RAG workload.
+        for load in [LoadConfig::open_offered(1.0), LoadConfig::closed(1, 2.0)] {
+            let config = Config {
+                workload: WorkloadConfig::preset(WorkloadPreset::Rag),
+                load,
+                run: RunConfig { requests: 400, warmup_requests: Some(40) },
+                ..Config::default()
+            };
+            let loads = [0.3, 0.8, 1.1];
+            let whole = super::sweep(&config, &loads, SweepOptions::default()).unwrap();
+            let mut run = SweepRun::new(&config, &loads).unwrap();
+            let mut calls = 1;
+            while run.advance(97).unwrap() {
+                calls += 1;
+            }
+            assert!(calls > 5 * loads.len(), "a point takes several slices ({calls} calls in all)");
+            assert!(run.is_done() && !run.advance(97).unwrap());
+            let sliced = run.assemble(config.slo.slo(), config.slo.knee, DEFAULT_ATTAINMENT_TARGET);
+            // Debug prints every float exactly (and a NaN as itself, which == would not match).
+            assert_eq!(format!("{sliced:?}"), format!("{whole:?}"), "{:?}", config.load.mode);
+        }
+    }
+
     #[test]
     fn the_default_loads_are_a_grid_from_5_to_120_percent() {
         let loads = super::default_loads();

@@ -1,8 +1,10 @@
 //! A whole sweep run a slice at a time, so pages that compare configurations (tables, worked
 //! examples) never block input for the ~0.1 s a sweep takes.
 
-use kneelab_sim::Config;
+use kneelab_lab::SLICE_STEPS;
+use kneelab_sim::capacity::Measurement;
 use kneelab_sim::sweep::{DEFAULT_ATTAINMENT_TARGET, SweepRun};
+use kneelab_sim::{Config, Scenario};
 use wasm_bindgen::prelude::*;
 
 use crate::boundary::{self, Fault, Kind, core as js_error};
@@ -13,6 +15,8 @@ use crate::to_js;
 pub struct SweepJob {
     config: Config,
     loads: Vec<f64>,
+    /// The capacity being measured, before `run` starts.
+    measuring: Option<Measurement>,
     run: Option<SweepRun>,
 }
 
@@ -29,18 +33,24 @@ impl SweepJob {
         }
         config.validate().map_err(js_error)?;
         kneelab_sim::sweep::load_check(&loads).map_err(js_error)?;
-        Ok(SweepJob { config, loads, run: None })
+        Ok(SweepJob { config, loads, measuring: None, run: None })
     }
 
-    /// Does one slice (measuring capacity, or one load point); returns whether more remains.
+    /// Does one slice (a few thousand engine steps, of the capacity measurement or of a load
+    /// point); returns whether more remains.
     pub fn step(&mut self) -> Result<bool, Fault> {
-        match &mut self.run {
-            None => {
-                self.run = Some(SweepRun::new(&self.config, &self.loads).map_err(js_error)?);
-                Ok(!self.loads.is_empty())
-            }
-            Some(run) => run.step().map_err(js_error),
+        if let Some(run) = &mut self.run {
+            return run.advance(SLICE_STEPS).map_err(js_error);
         }
+        let measuring = match &mut self.measuring {
+            Some(m) => m,
+            None => self.measuring.insert(Measurement::new(&Scenario::saturated(&self.config).map_err(js_error)?)),
+        };
+        let Some(capacity) = measuring.advance(SLICE_STEPS) else { return Ok(true) };
+        self.measuring = None;
+        let capacity = capacity.usable().map_err(js_error)?;
+        self.run = Some(SweepRun::with_capacity(&self.config, &self.loads, capacity).map_err(js_error)?);
+        Ok(!self.loads.is_empty())
     }
 
     /// The sweep (the CLI's `sweep` JSON); complete once `step()` has returned false.
