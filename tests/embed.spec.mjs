@@ -135,7 +135,7 @@ test('the package has what an author needs, and its manifest and types agree wit
   const manifest = JSON.parse(fs.readFileSync(path.join(pkgDir, 'package.json'), 'utf8'));
   expect(manifest).toMatchObject({ name: 'kneelab', type: 'module', types: './js/knee-lab.d.ts', customElements: 'custom-elements.json' });
   expect(manifest.exports['.']).toEqual({ types: './js/knee-lab.d.ts', default: './js/knee-lab.js' });
-  for (const file of ['README.md', 'LICENSE-MIT', 'LICENSE-APACHE', 'lab.html', 'pkg/kneelab_web_bg.wasm', 'js/knee-lab.d.ts']) {
+  for (const file of ['README.md', 'LICENSE-MIT', 'LICENSE-APACHE', 'lab.html', 'favicon.svg', 'pkg/kneelab_web_bg.wasm', 'js/knee-lab.d.ts']) {
     expect(fs.existsSync(path.join(pkgDir, file)), file).toBe(true);
   }
   expect(fs.readFileSync(path.join(pkgDir, 'README.md'), 'utf8')).toMatch(/^# kneelab[^\n]*\n[\s\S]*## Embed it: one tag/);

@@ -2,7 +2,7 @@
 //!
 //! `dist/` holds the optimised wasm and its glue (`pkg/`), the element's modules (`js/`: the
 //! package's entry points bundled and minified, sharing their chunks), the iframe page
-//! (`lab.html`), a `package.json` with `exports`, the element's TypeScript declaration and
+//! (`lab.html`, with its icon), a `package.json` with `exports`, the element's TypeScript declaration and
 //! custom-elements manifest, a README and the licences; `npm pack` makes it
 //! `target/kneelab-VERSION.tgz`. The modules find each other and the wasm by relative URLs
 //! (`import.meta.url`), so the package works at any path and from another origin.
@@ -35,6 +35,7 @@ const FILES: &[(&str, &str)] = &[
     ("target/site/pkg/kneelab_later_bg.wasm", "pkg/kneelab_later_bg.wasm"),
     ("target/site/lab.html", "lab.html"),
     ("target/site/css/lab.css", "css/lab.css"),
+    ("target/site/favicon.svg", "favicon.svg"),
     ("package/knee-lab.d.ts", "js/knee-lab.d.ts"),
     ("package/custom-elements.json", "custom-elements.json"),
     ("package/README.md", "README.md"),
@@ -99,7 +100,7 @@ fn package_json() -> serde_json::Value {
         },
         "customElements": "custom-elements.json",
         "sideEffects": ["./js/*.js"],
-        "files": ["js", "pkg", "css", "lab.html", "custom-elements.json", "README.md", "LICENSE-MIT", "LICENSE-APACHE"],
+        "files": ["js", "pkg", "css", "lab.html", "favicon.svg", "custom-elements.json", "README.md", "LICENSE-MIT", "LICENSE-APACHE"],
         "keywords": ["vllm", "llm", "serving", "latency", "web-component", "custom-element", "webassembly"]
     })
 }
