@@ -2,8 +2,8 @@
 //!
 //! `dist/` holds the optimised wasm and its glue (`pkg/`), the element's modules (`js/`: the
 //! package's entry points bundled and minified, sharing their chunks), the iframe page
-//! (`lab.html`, with its icon), a `package.json` with `exports`, the element's TypeScript declaration and
-//! custom-elements manifest, a README and the licences; `npm pack` makes it
+//! (`lab.html`, with its icon), a `package.json` with `exports`, the element's TypeScript
+//! declaration and custom-elements manifest, a README and the licences; `npm pack` makes it
 //! `target/kneelab-VERSION.tgz`. The modules find each other and the wasm by relative URLs
 //! (`import.meta.url`), so the package works at any path and from another origin.
 
