@@ -551,8 +551,9 @@ test('the hero shows one engine step of the lesson’s replica, drawn by the eng
   const canvas = page.locator('#hero-replica');
   await expect(canvas).toHaveAttribute('data-drawn', 'true');
   await expect.poll(() => canvas.evaluate(inkedPixels)).toBeGreaterThan(3000);
-  // The same step, from the engine, for the numbers the caption must quote.
-  const s = await page.evaluate(async () => {
+  // The same step, from the engine, for the numbers the caption must quote. It is found in
+  // slices: the capacity takes several, so no one call blocks the page for long.
+  const { s, calls, early, byRate } = await page.evaluate(async () => {
     const { loadKneelab } = await import('/js/wasm.js');
     const { workloadConfig } = await import('/js/lesson/sweeps.js');
     const { SCHEMA } = await import('/js/knee-lab.js');
@@ -560,10 +561,25 @@ test('the hero shows one engine step of the lesson’s replica, drawn by the eng
     const config = workloadConfig(document.getElementById('lab'), 'rag');
     config.load = { mode: 'open', offered_load: SCHEMA.defaults.load };
     const view = new wasm.ReplicaView(config);
-    const snap = view.snapshot();
+    let early = '';
+    try {
+      view.snapshot();
+    } catch (err) {
+      early = err.message;
+    }
+    let calls = 1;
+    while (view.step()) calls += 1;
+    const s = view.snapshot();
     view.free();
-    return snap;
+    // A rate needs no capacity: one call.
+    const rated = new wasm.ReplicaView({ ...config, load: { mode: 'open', rate_rps: 1 } });
+    const byRate = [rated.step(), rated.snapshot().t_s > 0];
+    rated.free();
+    return { s, calls, early, byRate };
   });
+  expect(early).toContain('call step() until it returns false');
+  expect(calls).toBeGreaterThan(3);
+  expect(byRate).toEqual([false, true]);
   expect(s.prefill_tokens).toBeGreaterThan(0);
   expect(s.seats.length).toBeLessThanOrEqual(s.max_num_seqs);
   const caption = page.locator('#hero-caption');

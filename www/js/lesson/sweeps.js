@@ -42,16 +42,21 @@ export function sweepCached(wasm, config) {
 async function runSweep(wasm, config) {
   const job = new wasm.SweepJob(config, LOADS);
   try {
-    let more = true;
-    while (more) {
-      await nextTask();
-      const started = performance.now();
-      do {
-        more = job.step();
-      } while (more && performance.now() - started < 12);
-    }
+    await stepped(job);
     return job.result();
   } finally {
     job.free();
+  }
+}
+
+/** Calls `job.step()` (a `SweepJob`'s, a `ReplicaView`'s) until it returns false, a slice per task. */
+export async function stepped(job) {
+  let more = true;
+  while (more) {
+    await nextTask();
+    const started = performance.now();
+    do {
+      more = job.step();
+    } while (more && performance.now() - started < 12);
   }
 }
