@@ -303,6 +303,50 @@ test('timing: slider input to readout, and a parameter change to all charts redr
   expect(Math.max(...param)).toBeLessThan(1000);
 });
 
+test('a lab draws its charts a frame’s time at a time: the rest on the next frame, those left first when new data comes', async ({ page }) => {
+  await openLab(page);
+  const frames = await page.locator(LAB).evaluate(async (host) => {
+    const { Painter } = await import('/js/knee-lab-paint.js');
+    const panels = ['latency', 'throughput', 'queue', 'timeline'];
+    let drawn = [];
+    const slow = (ms) => {
+      const t = performance.now();
+      while (performance.now() - t < ms);
+    };
+    // The lab's own markup and numbers; drawing that takes 5.5 ms a chart.
+    const core = {
+      panels,
+      state: host.state,
+      readouts: host.readouts,
+      sim: { lab: { setLatencyLog() {}, draw: (panel) => (slow(5.5), drawn.push(panel), true) }, crashed: () => false },
+      alerts: { showError: (err) => { throw err; } },
+      feed: { redraw() {} },
+    };
+    const painter = new Painter(host, host.shadowRoot, core);
+    const frame = () => {
+      drawn = [];
+      painter.draw(performance.now());
+      return [...drawn, painter.pending];
+    };
+    painter.redrawAll();
+    const out = [frame()];
+    painter.redrawAll(); // new data before the rest was drawn
+    out.push(frame());
+    core.panels = ['latency', 'throughput', 'timeline']; // the one left is hidden meanwhile
+    out.push(frame());
+    painter.redrawAll();
+    out.push(frame());
+    return out;
+  });
+  // 5.5 ms a chart and 16 ms a frame: three charts a frame, the third past the frame's time.
+  expect(frames).toEqual([
+    ['latency', 'throughput', 'queue', true],
+    ['timeline', 'latency', 'throughput', true],
+    [false],
+    ['latency', 'throughput', 'timeline', false],
+  ]);
+});
+
 test('every control change: first redraw within 150 ms (p95), the whole sweep within 1 s, no long task over 50 ms', async ({ page }) => {
   await openLab(page);
   await idle(page);
@@ -475,8 +519,11 @@ test('every control change: first redraw within 150 ms (p95), the whole sweep wi
 // 165,692, so the bars rose by 100 and 200. The hero's picture then found its step in slices
 // (`ReplicaView.step()`), its capacity no longer measured inside the constructor, which had been
 // one task of 50-90 ms as the lesson loaded: 398 bytes of wasm, the page 198,841 and the lab
-// alone 166,095, so the bars rose by 500 and 400.
-const BUDGETS = { '/': 198_900, '/lab.html': 166_100 };
+// alone 166,095, so the bars rose by 500 and 400. A lab's charts then drew a frame's time
+// (16 ms) at a time, the rest on the next frame (the first draw, with the wasm still cold, had
+// been a task of 80-100 ms): 152 bytes of the element's chunk, the page 198,993 and the lab
+// alone 166,256, so the bars rose by 100 and 200.
+const BUDGETS = { '/': 199_000, '/lab.html': 166_300 };
 test('everything the pages load totals at most its budget as sent gzipped, all from this origin', async ({ page }) => {
   for (const [url, budget] of Object.entries(BUDGETS)) {
     const responses = [];

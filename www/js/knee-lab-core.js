@@ -6,11 +6,12 @@
 import { kneelabNote } from './wasm.js';
 import { chartColours } from './knee-lab-style.js';
 import { DEFAULT_STATE, LISTS, configOf, merged } from './knee-lab-settings.js';
-import { describeCharts, sayLater, showReadouts } from './knee-lab-words.js';
+import { sayLater, showReadouts } from './knee-lab-words.js';
+import { Painter } from './knee-lab-paint.js';
 import { Alerts, syncControls, unreadable } from './knee-lab-controls.js';
 import { Simulator } from './knee-lab-sim.js';
 import { shownSteady, wireSteady } from './knee-lab-steady.js';
-import { PLAYER_PANEL, PlayerFeed } from './replica-feed.js';
+import { PlayerFeed } from './replica-feed.js';
 import { pushCapped } from './schedule.js';
 
 export class LabCore {
@@ -40,6 +41,9 @@ export class LabCore {
    */
   timings = { input: [], param: [], player: [] };
   #frame = 0;
+  #painter;
+  /** Whether the next frame re-reads the readouts (else it only draws what the last one left). */
+  #fresh = false;
   #pointDirty = false;
   /** True until the first config has been tried (and while the simulator loads). */
   #starting = true;
@@ -47,7 +51,6 @@ export class LabCore {
   #restartNote = '';
   #paramAt = null;
   #idleWaiters = [];
-  #drawnColours = '';
   #readySettled = false;
   #resolveReady;
   #rejectReady;
@@ -60,6 +63,7 @@ export class LabCore {
     this.ready.catch(() => {}); // a lab that never loads leaves no unhandled rejection behind
     this.alerts = new Alerts(host, root);
     this.feed = new PlayerFeed(host, root, this);
+    this.#painter = new Painter(host, root, this);
     wireSteady(this, root);
   }
 
@@ -76,7 +80,7 @@ export class LabCore {
 
   /** Redraws if the host's colours are not those the charts were drawn in. */
   recolour() {
-    if (chartColours(this.#host).join() !== this.#drawnColours) this.scheduleFrame();
+    if (chartColours(this.#host).join() !== this.#painter.colours) this.scheduleFrame();
   }
 
   /** The simulator could not be loaded: `ready` rejects with `err`. */
@@ -197,8 +201,10 @@ export class LabCore {
     for (const resolve of this.#idleWaiters.splice(0)) resolve();
   }
 
-  scheduleFrame() {
+  /** Redraws on the next frame (`fresh`: with the readouts; else only the panels left undrawn). */
+  scheduleFrame(fresh = true) {
     if (!this.sim.lab) return; // nothing to draw yet (or a restart will draw)
+    this.#fresh ||= fresh;
     this.#host.setAttribute('data-busy', '');
     this.#frame ||= requestAnimationFrame(() => {
       this.#frame = 0;
@@ -234,7 +240,23 @@ export class LabCore {
 
   #render() {
     const sim = this.sim;
+    const started = performance.now();
     if (!sim.alive()) return;
+    if (this.#fresh && !this.#readReadouts()) return;
+    if (!this.#painter.draw(started)) return;
+    if (this.#painter.pending) return this.scheduleFrame(false);
+    if (this.#paramAt != null && !this.sim.sweeping) {
+      pushCapped(this.timings.param, performance.now() - this.#paramAt);
+      this.#paramAt = null;
+      this.#settleReady();
+    }
+    const detail = { readouts: { ...this.readouts }, state: { ...this.state }, sweepDone: !this.sim.sweeping };
+    this.#host.dispatchEvent(new CustomEvent('kneelab-update', { detail, bubbles: true, composed: true }));
+  }
+
+  /** Runs the point if it changed and shows the readouts; false if there is nothing to draw yet. */
+  #readReadouts() {
+    const sim = this.sim;
     try {
       if (this.#pointDirty) {
         // Measuring the capacity in one go would be a long task: the sweep's slices do it.
@@ -248,42 +270,15 @@ export class LabCore {
       Object.assign(this.readouts, shownSteady(this)?.readouts);
     } catch (err) {
       if (!sim.crashed(err)) this.alerts.showError(err);
-      return;
+      return false;
     }
+    this.#fresh = false;
     this.showReadouts();
     if (this.inputAt != null) {
       pushCapped(this.timings.input, performance.now() - this.inputAt);
       this.inputAt = null;
     }
-    if (!this.#drawCharts()) return;
-    if (this.#paramAt != null && !this.sim.sweeping) {
-      pushCapped(this.timings.param, performance.now() - this.#paramAt);
-      this.#paramAt = null;
-      this.#settleReady();
-    }
-    const detail = { readouts: { ...this.readouts }, state: { ...this.state }, sweepDone: !this.sim.sweeping };
-    this.#host.dispatchEvent(new CustomEvent('kneelab-update', { detail, bubbles: true, composed: true }));
-  }
-
-  /** Draws the shown panels; false if the simulator crashed meanwhile. */
-  #drawCharts() {
-    const [chrome, dark] = chartColours(this.#host);
-    this.#drawnColours = [chrome, dark].join();
-    const lab = this.sim.lab;
-    for (const panel of this.panels) {
-      if (panel === PLAYER_PANEL) {
-        this.feed.redraw();
-        continue;
-      }
-      try {
-        lab.setLatencyLog(this.state.latencyScale === 'log'); // throws only if the module died
-        lab.draw(panel, this.#root.getElementById(`chart-${panel}`), dark, chrome);
-      } catch (err) {
-        if (this.sim.crashed(err)) return false;
-        this.alerts.showError(err);
-      }
-    }
-    describeCharts(this.#root, this.state, this.readouts);
+    this.#painter.redrawAll();
     return true;
   }
 
