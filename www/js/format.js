@@ -14,6 +14,16 @@ const viaEngine = (name) => (...args) => {
   return wasm ? wasm[name](...args) : '—';
 };
 
+/**
+ * A count as en-US writes it, "12,345" (rounded to a whole number), without `Intl`: a page's
+ * first `toLocaleString` loads the browser's locale data, 10-20 ms of the task that makes it, and
+ * a lab writes counts into its markup as it opens.
+ */
+export function grouped(n) {
+  const digits = String(Math.round(Math.abs(n))).replace(/\B(?=(\d{3})+$)/g, ',');
+  return n <= -0.5 ? `-${digits}` : digits;
+}
+
 /** "45 µs", "850 ms", "1.2 s", "12 s", "1234 s". */
 export const formatSeconds = viaEngine('formatSeconds');
 

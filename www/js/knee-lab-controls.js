@@ -4,6 +4,7 @@
 // of its own, or hidden, reports in the general one.
 
 import { noSteady } from './knee-lab-steady.js';
+import { grouped } from './format.js';
 import { BURSTINESS, MAX_MODEL_LEN, PRESETS, SETTINGS, controlFor, settingNamed } from './knee-lab-settings.js';
 
 /** The SLO boxes: control id, state key, what a message calls it. */
@@ -73,7 +74,7 @@ export function syncControls(root, s) {
   budget.disabled = !s.chunkedPrefill;
   el('budget-hint').textContent = s.chunkedPrefill
     ? 'Tokens per step: long prompts are split into chunks of what is left after the decodes.'
-    : `Without chunking vLLM sets it to max_model_len (${MAX_MODEL_LEN.toLocaleString('en-US')}): a whole prompt runs in one step and every decode waits for it.`;
+    : `Without chunking vLLM sets it to max_model_len (${grouped(MAX_MODEL_LEN)}): a whole prompt runs in one step and every decode waits for it.`;
   el('max-num-seqs').value = String(s.maxNumSeqs);
   el('kv-cache-tokens').value = String(s.kvCacheTokens);
   for (const [id, key] of SLO_BOXES) {

@@ -4,6 +4,7 @@
 
 import { BUDGETS, BURSTINESS, DEFAULT_STATE, KNEE_RULES, KV_CACHE_TOKENS, LOAD_PCT, METRIC_LABELS, PRESETS, SCHEMA, SEQS, WORKLOADS, kvLabel } from './knee-lab-settings.js';
 import { playerMarkup } from './replica-player-view.js';
+import { grouped } from './format.js';
 
 /** The lab's markup; `id` makes its label ids unique on the page. */
 export function template(id) {
@@ -37,7 +38,7 @@ export function template(id) {
     </div>
     <div class="control" data-group="engine">
       <label for="max-num-batched-tokens"><code>--max-num-batched-tokens</code></label>
-      <select id="max-num-batched-tokens" aria-describedby="budget-hint">${BUDGETS.map((b) => opt(b, b.toLocaleString('en-US'), DEFAULT_STATE.maxNumBatchedTokens)).join('')}</select>
+      <select id="max-num-batched-tokens" aria-describedby="budget-hint">${BUDGETS.map((b) => opt(b, grouped(b), DEFAULT_STATE.maxNumBatchedTokens)).join('')}</select>
       <p class="hint" id="budget-hint"></p>
       <p class="error" id="max-num-batched-tokens-error" role="alert"></p>
     </div>

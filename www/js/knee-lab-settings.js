@@ -6,6 +6,7 @@
 // text as its kind says (a number, a name, a flag); the engine judges the value.
 
 import SCHEMA from '../pkg/kneelab_schema.js';
+import { grouped } from './format.js';
 
 /** The page's settings, stated once in Rust (`kneelab_sim::schema`, written out by the build). */
 export { SCHEMA };
@@ -13,13 +14,12 @@ export { SCHEMA };
 /** The GPU presets by name: label, model, GPU, source and vLLM V1's batch defaults there. */
 export const PRESETS = Object.fromEntries(SCHEMA.presets.map((p) => [p.name, p]));
 
-const tokens = (n) => Math.round(n).toLocaleString('en-US');
 /** The workloads by name: the control's label (with the preset's mean lengths) and its SLOs. */
 export const WORKLOADS = Object.fromEntries(
   SCHEMA.workloads.map((w) => [
     w.name,
     {
-      label: `${w.label} (≈${tokens(w.prompt_mean_tokens)} in, ${tokens(w.output_mean_tokens)} out)`,
+      label: `${w.label} (≈${grouped(w.prompt_mean_tokens)} in, ${grouped(w.output_mean_tokens)} out)`,
       sloTtftMs: w.slo_ttft_ms,
       sloTpotMs: w.slo_tpot_ms,
     },
@@ -52,7 +52,7 @@ export const DEFAULT_STATE = SCHEMA.defaults;
 export const KNEE_RULES = Object.fromEntries(SCHEMA.options.knee_rules.map((c) => [c.value, c.label]));
 
 /** A KV cache size as a control lists it, by the schema's label ("440k (80 GB card)"). */
-export const kvLabel = (k) => SCHEMA.options.kv_cache_labels[KV_CACHE_TOKENS.indexOf(k)] ?? k.toLocaleString('en-US');
+export const kvLabel = (k) => SCHEMA.options.kv_cache_labels[KV_CACHE_TOKENS.indexOf(k)] ?? grouped(k);
 
 /** The offered-load slider's range, in percent. */
 export const LOAD_PCT = {
@@ -88,7 +88,7 @@ function attributeText(name, raw, want) {
   if (text === '') throw new Error(`${name}: the value is empty; give ${want}`);
   if (text.length > MAX_ATTRIBUTE_LENGTH) {
     throw new Error(
-      `${name}: "${clip(text)}" is too long (${text.length.toLocaleString('en-US')} characters); give ${want}`,
+      `${name}: "${clip(text)}" is too long (${grouped(text.length)} characters); give ${want}`,
     );
   }
   return text;

@@ -2,7 +2,7 @@
 // chart's description for screen readers and the limits in a sentence. Every number comes from
 // the run's readouts (kneelab-web's `readouts.rs` names them).
 
-import { formatMetric, formatPercent, formatRate, formatSeconds } from './format.js';
+import { formatMetric, formatPercent, formatRate, formatSeconds, grouped } from './format.js';
 import { SCHEMA } from './knee-lab-settings.js';
 
 /** Each registered readout's unit, by name (the schema's registry). */
@@ -135,7 +135,7 @@ export function describeLimits(r) {
     : '';
   return (
     `the sequence cap ÷ time in the batch allows ${formatRate(r.limit_seq_cap_rps)}, prefill ` +
-    `${formatRate(r.limit_prefill_rps)} (${Math.round(r.limit_prefill_tokens_per_s).toLocaleString('en-US')} prefill tokens/s ÷ the mean prompt) ` +
+    `${formatRate(r.limit_prefill_rps)} (${grouped(r.limit_prefill_tokens_per_s)} prefill tokens/s ÷ the mean prompt) ` +
     `and the KV cache ${formatRate(r.limit_kv_cache_rps)}, so ${binding ? binding[1] : 'none of them'} binds${why}; ` +
     `the engine saturates at ${formatRate(r.capacity_rps)}.`
   );

@@ -6,20 +6,19 @@
 // with the player (replica-player.js); the markup they work on is replica-player-view.js's.
 
 import { PLAYER_PANEL, SCRUB_STEPS } from './replica-player-view.js';
-import { formatPercent, formatSeconds } from './format.js';
+import { formatPercent, formatSeconds, grouped } from './format.js';
 
-const count = (n) => Math.round(n).toLocaleString('en-US');
-const plural = (n, one, many = `${one}s`) => `${count(n)} ${n === 1 ? one : many}`;
+const plural = (n, one, many = `${one}s`) => `${grouped(n)} ${n === 1 ? one : many}`;
 
 /** Shows step `s` (the wasm `ReplicaPlayer.step` data) of a run of `totalSteps` ending at `endS`. */
 export function describeStep(root, s, totalSteps, endS) {
   const set = (name, text) => (root.querySelector(`[data-player="${name}"]`).textContent = text);
-  set('index', `${count(s.index)} of ${count(totalSteps)}`);
+  set('index', `${grouped(s.index)} of ${grouped(totalSteps)}`);
   set('time', `${formatSeconds(s.t_s)} into the run`);
   set('duration', formatSeconds(s.duration_s));
-  set('tokens', `${count(s.decode_tokens)} + ${count(s.prefill_tokens)} of ${count(s.max_num_batched_tokens)}`);
-  set('seats', `${count(s.seats.length)} of ${count(s.max_num_seqs)}`);
-  set('waiting', count(s.waiting));
+  set('tokens', `${grouped(s.decode_tokens)} + ${grouped(s.prefill_tokens)} of ${grouped(s.max_num_batched_tokens)}`);
+  set('seats', `${grouped(s.seats.length)} of ${grouped(s.max_num_seqs)}`);
+  set('waiting', grouped(s.waiting));
   set('kv', formatPercent(s.kv_blocks > 0 ? s.kv_blocks_used / s.kv_blocks : 0));
   const events = [
     [s.arrived.length, 'arrived'],
@@ -27,14 +26,14 @@ export function describeStep(root, s, totalSteps, endS) {
     [s.completed.length, 'finished'],
     [s.preempted.length, 'preempted'],
   ].filter(([n]) => n > 0);
-  set('events', events.length ? events.map(([n, what]) => `${count(n)} ${what}`).join(', ') : 'nothing joined or left');
+  set('events', events.length ? events.map(([n, what]) => `${grouped(n)} ${what}`).join(', ') : 'nothing joined or left');
   const scrub = root.getElementById('replica-scrub');
   scrub.value = String(Math.round((s.t_s / (endS || 1)) * SCRUB_STEPS));
   scrub.setAttribute('aria-valuetext', `${formatSeconds(s.t_s)} into the run, ${plural(s.waiting, 'request')} waiting`);
   root.getElementById(`chart-${PLAYER_PANEL}`).setAttribute(
     'aria-label',
-    `The replica at engine step ${count(s.index)}: ${count(s.seats.length)} of ${count(s.max_num_seqs)} seats taken, ` +
-      `${plural(s.waiting, 'request')} waiting, ${count(s.decode_tokens)} decode and ${count(s.prefill_tokens)} prefill ` +
+    `The replica at engine step ${grouped(s.index)}: ${grouped(s.seats.length)} of ${grouped(s.max_num_seqs)} seats taken, ` +
+      `${plural(s.waiting, 'request')} waiting, ${grouped(s.decode_tokens)} decode and ${grouped(s.prefill_tokens)} prefill ` +
       `tokens in a step of ${formatSeconds(s.duration_s)}.`,
   );
 }
