@@ -56,7 +56,8 @@ export declare class KneeLab extends HTMLElement {
   readonly player: KneeLabPlayer | null;
   /**
    * Both load modes at the slider's load, and an open loop at the closed loop's throughput, or
-   * null at no load; computed on the third module once the lab is idle.
+   * null at no load; computed on the third module once the lab's point has run (its sweep may
+   * still be going).
    */
   compareLoops(): Promise<unknown>;
   /** The current run as vLLM's /metrics text (Prometheus format), '' at no load; on the third module. */

@@ -35,13 +35,11 @@ export class LabCore {
   pendingApply = false;
   /** When the slider's input began, until its readouts show. */
   inputAt = null;
-  /**
-   * Measured latencies in ms: `input` (slider input to readout), `param` (change to all charts),
-   * `player` (tracing the replica player's run).
-   */
+  /** Latencies in ms: `input` (slider to readout), `param` (change to all charts), `player` (its trace). */
   timings = { input: [], param: [], player: [] };
   #frame = 0;
   #painter;
+  #paramAt = null;
   /** Whether the next frame re-reads the readouts (else it only draws what the last one left). */
   #fresh = false;
   #pointDirty = false;
@@ -49,8 +47,8 @@ export class LabCore {
   #starting = true;
   /** Said before the sweep's progress after a restart, until that sweep is done. */
   #restartNote = '';
-  #paramAt = null;
-  #idleWaiters = [];
+  /** [condition, resolve] pairs: resolved by `settle` once their condition holds. */
+  #waiters = [];
   #readySettled = false;
   #resolveReady;
   #rejectReady;
@@ -74,8 +72,16 @@ export class LabCore {
 
   /** Resolves when no sweep or point is pending (and no crashed simulator is being replaced). */
   idle() {
-    if (this.isIdle()) return Promise.resolve();
-    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+    return this.#until(() => this.isIdle());
+  }
+
+  /** Resolves once the point has run on a measured capacity (its sweep may go on). */
+  pointSettled() {
+    return this.#until(() => !this.#starting && !this.sim.restarting && !this.busy);
+  }
+
+  #until(holds) {
+    return holds() ? Promise.resolve() : new Promise((resolve) => this.#waiters.push([holds, resolve]));
   }
 
   /** Redraws if the host's colours are not those the charts were drawn in. */
@@ -187,8 +193,7 @@ export class LabCore {
     this.#readySettled = true;
     const [name, message] = this.alerts.attributes.entries().next().value ?? [];
     err ??= name && Object.assign(new Error(message), { path: name });
-    if (err) this.#rejectReady(err);
-    else this.#resolveReady();
+    return err ? this.#rejectReady(err) : this.#resolveReady();
   }
 
   isIdle() {
@@ -196,9 +201,9 @@ export class LabCore {
   }
 
   settle() {
-    if (!this.isIdle()) return;
-    this.#host.removeAttribute('data-busy');
-    for (const resolve of this.#idleWaiters.splice(0)) resolve();
+    if (this.isIdle()) this.#host.removeAttribute('data-busy');
+    // Resolves the waiters whose condition holds now, and drops them (`resolve()` is undefined).
+    this.#waiters = this.#waiters.filter(([holds, resolve]) => !holds() || resolve());
   }
 
   /** Redraws on the next frame (`fresh`: with the readouts; else only the panels left undrawn). */

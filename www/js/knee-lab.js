@@ -144,9 +144,9 @@ export class KneeLab extends HTMLElement {
       callLater('metricsReading', config, capacity, state.load, PRESETS[state.preset]?.model ?? 'model'));
   }
 
-  /** `fn(config, capacity, state)` once the lab is idle, or `fallback` if it has no point to read. */
+  /** `fn(config, capacity, state)` once the point is run (not the whole sweep), or `fallback` without one. */
   async #atPoint(fallback, fn) {
-    await this.#core.idle();
+    await this.#core.pointSettled();
     const { sim, state } = this.#core;
     const capacity = sim.lab && !sim.restarting ? sim.call(() => sim.lab.capacity(), null) : null;
     if (!capacity || !(state.load > 0)) return fallback;
