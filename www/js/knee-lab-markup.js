@@ -50,7 +50,7 @@ export function template(id) {
     <div class="control" data-group="engine">
       <label for="kv-cache-tokens">KV cache (tokens)</label>
       <select id="kv-cache-tokens" aria-describedby="kv-hint">${KV_CACHE_TOKENS.map((k) => opt(k, kvLabel(k), DEFAULT_STATE.kvCacheTokens)).join('')}</select>
-      <p class="hint" id="kv-hint">Too little for the batch and vLLM preempts requests.</p>
+      <p class="hint" id="kv-hint">If it cannot hold the batch, vLLM preempts requests.</p>
       <p class="error" id="kv-cache-tokens-error" role="alert"></p>
     </div>
     <div class="control" data-group="slo">

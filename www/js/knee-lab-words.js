@@ -40,6 +40,14 @@ export function showReadouts(root, s, r, usual = null) {
   const p99 = (x) => formatMetric('ttft_p99', x.ttft_p99);
   const beside = usual?.ttft_p99 != null ? `: TTFT p99 ${p99(r)}, where the usual run's ${n(usual.requests_completed)} (drawn in the charts) read ${p99(usual)}` : '';
   el('steady-note').textContent = r.requests_completed != null ? `Readouts from ${n(r.requests_completed)} measured requests${beside}.` : '';
+  // The cache against this run: a preemption says it could not hold the batch.
+  const preempted = r.num_preemptions;
+  el('kv-hint').textContent =
+    preempted == null || s.load <= 0
+      ? 'If it cannot hold the batch, vLLM preempts requests.'
+      : preempted > 0
+        ? `Too small for this batch: ${grouped(preempted)} preemption${preempted === 1 ? '' : 's'} in this run (evicted, recomputed later).`
+        : 'Holds this batch: no preemption in this run.';
   el('offered-load-rate').textContent =
     s.load <= 0
       ? 'No traffic: drag the slider up to send requests.'
