@@ -553,7 +553,7 @@ test('the hero shows one engine step of the lesson’s replica, drawn by the eng
   await expect.poll(() => canvas.evaluate(inkedPixels)).toBeGreaterThan(3000);
   // The same step, from the engine, for the numbers the caption must quote. It is found in
   // slices: the capacity takes several, so no one call blocks the page for long.
-  const { s, calls, early, byRate } = await page.evaluate(async () => {
+  const { s, calls, early, byRate, long } = await page.evaluate(async () => {
     const { loadKneelab } = await import('/js/wasm.js');
     const { workloadConfig } = await import('/js/lesson/sweeps.js');
     const { SCHEMA } = await import('/js/knee-lab.js');
@@ -571,15 +571,25 @@ test('the hero shows one engine step of the lesson’s replica, drawn by the eng
     while (view.step()) calls += 1;
     const s = view.snapshot();
     view.free();
-    // A rate needs no capacity: one call.
-    const rated = new wasm.ReplicaView({ ...config, load: { mode: 'open', rate_rps: 1 } });
-    const byRate = [rated.step(), rated.snapshot().t_s > 0];
-    rated.free();
-    return { s, calls, early, byRate };
+    // A rate needs no capacity; a long run takes many calls, each a slice, not one long one.
+    const stepsOf = (cfg) => {
+      const view = new wasm.ReplicaView(cfg);
+      let n = 1;
+      while (view.step()) n += 1;
+      const found = view.snapshot().t_s > 0;
+      view.free();
+      return [n, found];
+    };
+    const byRate = stepsOf({ ...config, load: { mode: 'open', rate_rps: 1 } });
+    const long = stepsOf({ ...config, run: { requests: 50000 } });
+    return { s, calls, early, byRate, long };
   });
   expect(early).toContain('call step() until it returns false');
   expect(calls).toBeGreaterThan(3);
-  expect(byRate).toEqual([false, true]);
+  expect(byRate[1]).toBe(true);
+  expect(byRate[0]).toBeLessThan(calls);
+  expect(long[1]).toBe(true);
+  expect(long[0]).toBeGreaterThan(calls + 10);
   expect(s.prefill_tokens).toBeGreaterThan(0);
   expect(s.seats.length).toBeLessThanOrEqual(s.max_num_seqs);
   const caption = page.locator('#hero-caption');

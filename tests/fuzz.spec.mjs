@@ -140,6 +140,17 @@ async function fuzzWasm({ seed, count, selfThrowing = false }) {
 
   const labs = [];
   const jobs = [];
+  const views = [];
+  // Keeps the newest eight of a kind (freeing the oldest), and steps one of them a few times.
+  const keep = (list, made) => {
+    list.push(made);
+    if (list.length > 8) list.shift().free();
+  };
+  const stepSome = (list) => {
+    if (list.length === 0) return;
+    const one = pick(list);
+    for (let i = 0; i < 1 + int(3); i++) if (!one.step()) break;
+  };
   const labOf = () => {
     if (labs.length === 0 || chance(0.05)) {
       const lab = new wasm.Lab();
@@ -187,17 +198,13 @@ async function fuzzWasm({ seed, count, selfThrowing = false }) {
     ['readouts', () => labOf().readouts()],
     ['sweepResult', () => labOf().sweepResult()],
     ['draw', () => labOf().draw(chance(0.9) ? pick(CHARTS) : hostile0(), chance(0.6) ? canvas : hostile0(), chance(0.6) ? chance(0.5) : hostile0())],
-    ['SweepJob', () => {
-      const job = new wasm.SweepJob(chance(0.7) ? randomConfig() : hostile(), loadsArg());
-      jobs.push(job);
-      if (jobs.length > 8) jobs.shift().free();
-    }],
-    ['job.step', () => {
-      if (jobs.length === 0) return;
-      const job = pick(jobs);
-      for (let i = 0; i < 1 + int(3); i++) if (!job.step()) break;
-    }],
+    ['SweepJob', () => keep(jobs, new wasm.SweepJob(chance(0.7) ? randomConfig() : hostile(), loadsArg()))],
+    ['job.step', () => stepSome(jobs)],
     ['job.result', () => jobs.length && pick(jobs).result()],
+    ['ReplicaView', () => keep(views, new wasm.ReplicaView(chance(0.7) ? randomConfig() : hostile()))],
+    ['view.step', () => stepSome(views)],
+    ['view.snapshot', () => views.length && pick(views).snapshot()],
+    ['view.draw', () => views.length && pick(views).draw(chance(0.7) ? canvas : hostile0(), chance(0.6) ? chance(0.5) : hostile0())],
     ['freed', () => {
       // A freed object must refuse politely, not fault.
       const lab = new wasm.Lab();
@@ -237,7 +244,7 @@ async function fuzzWasm({ seed, count, selfThrowing = false }) {
       }
       // Informational: messages that do not start with the argument or field they are about.
       // (Calls out of order say so in words of their own: "setConfig first", "null pointer...".)
-      if (err instanceof Error && !/^[\w.[\]]+: |^setConfig first$|^call step\(\) first$|^null pointer passed to rust$/.test(err.message)) {
+      if (err instanceof Error && !/^[\w.[\]]+: |^setConfig first$|^call step\(\) (first|until it returns false)$|^null pointer passed to rust$/.test(err.message)) {
         counts.unnamed++;
         const kind = err.message.replace(/\d+/g, 'N').slice(0, 60);
         unnamed[kind] = (unnamed[kind] ?? 0) + 1;
@@ -270,7 +277,7 @@ async function fuzzWasm({ seed, count, selfThrowing = false }) {
   } catch (err) {
     after = { error: `${err.constructor.name}: ${err.message}` };
   }
-  for (const o of [...labs, ...jobs]) {
+  for (const o of [...labs, ...jobs, ...views]) {
     try {
       o.free();
     } catch {

@@ -11,13 +11,18 @@ use crate::to_js;
 
 /// One step of a replica from the middle of a run at the config's load: the first step there
 /// that carries a prefill chunk while requests wait (or, if none does, the first with a prefill
-/// chunk), kept so the page can redraw it (resize, dark mode) for free. It is found a slice at a
-/// time (`step()`): an offered load needs the capacity measured first, tens of milliseconds.
+/// chunk), kept so the page can redraw it (resize, dark mode) for free. It is found a slice of a
+/// few thousand engine steps at a time (`step()`), the capacity first when the load is a fraction
+/// of it, so no call blocks a page for long, whatever the config.
 #[wasm_bindgen]
 pub struct ReplicaView {
     config: Config,
     /// The capacity being measured, when the load is a fraction of it.
     measuring: Option<Measurement>,
+    /// The config resolved at its load, once it can be.
+    scenario: Option<Scenario>,
+    /// The run to the step it keeps, and the requests that step must have waiting (1, then 0).
+    running: Option<(Box<Simulation>, u32)>,
     snapshot: Option<Snapshot>,
 }
 
@@ -28,33 +33,44 @@ impl ReplicaView {
     #[wasm_bindgen(constructor)]
     pub fn new(config: JsValue) -> Result<ReplicaView, Fault> {
         let config = boundary::config(&config)?;
-        let measuring = match config.load.offered_load {
-            Some(_) => Some(Measurement::new(&Scenario::saturated(&config).map_err(boundary::core)?)),
-            None => {
-                config.validate().map_err(boundary::core)?;
-                None
-            }
-        };
-        Ok(ReplicaView { config, measuring, snapshot: None })
+        let mut view = ReplicaView { config, measuring: None, scenario: None, running: None, snapshot: None };
+        if view.config.load.offered_load.is_some() {
+            view.measuring = Some(Measurement::new(&Scenario::saturated(&view.config).map_err(boundary::core)?));
+        } else {
+            view.start(Scenario::new(&view.config).map_err(boundary::core)?);
+        }
+        Ok(view)
     }
 
-    /// Does one slice (a few thousand engine steps of the capacity measurement, or the run to
+    /// Does one slice (a few thousand engine steps of the capacity measurement, or of the run to
     /// the step it keeps); returns whether more remains. Throws an `Error` naming the field if
     /// the config cannot run.
     pub fn step(&mut self) -> Result<bool, Fault> {
-        if self.snapshot.is_some() {
-            return Ok(false);
+        if let Some(m) = &mut self.measuring {
+            if let Some(capacity) = m.advance(SLICE_STEPS) {
+                self.measuring = None;
+                self.start(Scenario::resolve(&self.config, &capacity).map_err(boundary::core)?);
+            }
+            return Ok(true);
         }
-        let scenario = match &mut self.measuring {
-            Some(m) => match m.advance(SLICE_STEPS) {
-                Some(capacity) => Scenario::resolve(&self.config, &capacity),
-                None => return Ok(true),
-            },
-            None => Scenario::new(&self.config),
-        };
-        self.measuring = None;
-        self.snapshot = Some(middle_step(&scenario.map_err(boundary::core)?)?);
-        Ok(false)
+        let Some((sim, _)) = &mut self.running else { return Ok(false) };
+        // Only as far as the step it keeps: the rest of the run would change nothing here.
+        if (0..SLICE_STEPS).all(|_| !sim.recorder().has_snapshot() && sim.step()) {
+            return Ok(true);
+        }
+        let (sim, min_waiting) = self.running.take().expect("the run just stepped");
+        match (sim.finish().map_err(boundary::core)?.snapshot, &self.scenario) {
+            (Some(snapshot), _) => self.snapshot = Some(snapshot),
+            // No step with requests waiting: the first with a prefill chunk, from the start again.
+            (None, Some(scenario)) if min_waiting > 0 => self.running = Some(run_to_middle(scenario, 0)),
+            _ => {
+                return Err(Fault::general(
+                    Kind::Internal,
+                    "no step carried a prefill chunk after the middle of the run",
+                ));
+            }
+        }
+        Ok(self.running.is_some())
     }
 
     /// The step as data: `{t_s, max_num_seqs, max_num_batched_tokens, kv_blocks,
@@ -76,19 +92,18 @@ impl ReplicaView {
     fn kept(&self) -> Result<&Snapshot, Fault> {
         self.snapshot.as_ref().ok_or_else(|| Fault::general(Kind::State, "call step() until it returns false"))
     }
+
+    /// Starts the run to the step it keeps, on `scenario`.
+    fn start(&mut self, scenario: Scenario) {
+        self.running = Some(run_to_middle(&scenario, 1));
+        self.scenario = Some(scenario);
+    }
 }
 
-/// The step a `ReplicaView` keeps from `scenario`'s run.
-fn middle_step(scenario: &Scenario) -> Result<Snapshot, Fault> {
+/// `scenario`'s run, keeping the first step after the middle of its measured requests that
+/// carries a prefill chunk with at least `min_waiting` requests waiting.
+fn run_to_middle(scenario: &Scenario, min_waiting: u32) -> (Box<Simulation>, u32) {
     let middle = scenario.warmup + scenario.requests.saturating_sub(scenario.warmup) / 2;
-    for min_waiting in [1, 0] {
-        let options = Options { snapshot_after: Some(middle), snapshot_min_waiting: min_waiting, ..Options::default() };
-        // Only as far as the step it keeps: the rest of the run would change nothing here.
-        let mut sim = Simulation::new(scenario, options);
-        while !sim.recorder().has_snapshot() && sim.step() {}
-        if let Some(snapshot) = sim.finish().map_err(boundary::core)?.snapshot {
-            return Ok(snapshot);
-        }
-    }
-    Err(Fault::general(Kind::Internal, "no step carried a prefill chunk after the middle of the run"))
+    let options = Options { snapshot_after: Some(middle), snapshot_min_waiting: min_waiting, ..Options::default() };
+    (Box::new(Simulation::new(scenario, options)), min_waiting)
 }
