@@ -5,6 +5,7 @@
 import { BUDGETS, BURSTINESS, DEFAULT_STATE, KNEE_RULES, KV_CACHE_TOKENS, LOAD_PCT, METRIC_LABELS, PRESETS, SCHEMA, SEQS, WORKLOADS, kvLabel } from './knee-lab-settings.js';
 import { playerMarkup } from './replica-player-view.js';
 import { grouped } from './format.js';
+import { KV_HINT } from './knee-lab-words.js';
 
 /** The lab's markup; `id` makes its label ids unique on the page. */
 export function template(id) {
@@ -50,7 +51,7 @@ export function template(id) {
     <div class="control" data-group="engine">
       <label for="kv-cache-tokens">KV cache (tokens)</label>
       <select id="kv-cache-tokens" aria-describedby="kv-hint">${KV_CACHE_TOKENS.map((k) => opt(k, kvLabel(k), DEFAULT_STATE.kvCacheTokens)).join('')}</select>
-      <p class="hint" id="kv-hint">If it cannot hold the batch, vLLM preempts requests.</p>
+      <p class="hint" id="kv-hint">${KV_HINT}</p>
       <p class="error" id="kv-cache-tokens-error" role="alert"></p>
     </div>
     <div class="control" data-group="slo">

@@ -5,6 +5,9 @@
 import { formatMetric, formatPercent, formatRate, formatSeconds, grouped } from './format.js';
 import { SCHEMA } from './knee-lab-settings.js';
 
+/** The KV cache control's hint before a run says how the cache fared. */
+export const KV_HINT = 'If it cannot hold the batch, vLLM preempts requests.';
+
 /** Each registered readout's unit, by name (the schema's registry). */
 const UNITS = new Map(SCHEMA.readouts.map((x) => [x.name, x.unit]));
 
@@ -44,7 +47,7 @@ export function showReadouts(root, s, r, usual = null) {
   const preempted = r.num_preemptions;
   el('kv-hint').textContent =
     preempted == null || s.load <= 0
-      ? 'If it cannot hold the batch, vLLM preempts requests.'
+      ? KV_HINT
       : preempted > 0
         ? `Too small for this batch: ${grouped(preempted)} preemption${preempted === 1 ? '' : 's'} in this run (evicted, recomputed later).`
         : 'Holds this batch: no preemption in this run.';

@@ -3,7 +3,7 @@
 // a `SweepJob` in slices of about 12 ms, one per task: input is handled in between.
 
 import { SCHEMA, WORKLOADS } from '../knee-lab.js';
-import { nextTask } from './live.js';
+import { inSlices } from '../schedule.js';
 
 /** The knee lab's load grid, the schema's. */
 export const LOADS = SCHEMA.loads;
@@ -49,14 +49,10 @@ async function runSweep(wasm, config) {
   }
 }
 
-/** Calls `job.step()` (a `SweepJob`'s, a `ReplicaView`'s) until it returns false, a slice per task. */
-export async function stepped(job) {
-  let more = true;
-  while (more) {
-    await nextTask();
-    const started = performance.now();
-    do {
-      more = job.step();
-    } while (more && performance.now() - started < 12);
-  }
+/** Calls `job.step()` (a `SweepJob`'s, a `ReplicaView`'s) until it returns false, 12 ms of calls a task. */
+export function stepped(job) {
+  return new Promise((resolve, reject) => {
+    const after = (more) => more || resolve();
+    inSlices(() => job.step(), { sliceMs: 12, current: () => true, after, fail: reject });
+  });
 }
