@@ -194,11 +194,6 @@ export function coalesced(fn) {
   };
 }
 
-/** Resolves after the browser has had a chance to handle input (a macrotask). */
-export function nextTask() {
-  return new Promise((resolve) => setTimeout(resolve, 0));
-}
-
 /** The tail's words, the page's (`#tail-words`), for a case and its numbers. */
 const tailWords = (when, values = {}) => words(document.getElementById('tail-words'), when, values);
 

@@ -5,8 +5,8 @@
 // the lab's simulated replica at its current load, so the dot lands where the slider is.
 
 import { PRESETS, WORKLOADS } from '../knee-lab.js';
-import { fillMetrics, formatNumber, formatPercent, formatRate, formatSeconds, nextTask, say } from './live.js';
-import { workloadConfig } from './sweeps.js';
+import { fillMetrics, formatNumber, formatPercent, formatRate, formatSeconds, say } from './live.js';
+import { stepped, workloadConfig } from './sweeps.js';
 import { pkgUrl } from '../wasm.js';
 
 /** Simulated seconds before the example's first scrape, and between its two. */
@@ -156,13 +156,7 @@ export function setup({ lab }) {
     form.setAttribute('aria-busy', 'true');
     try {
       status.textContent = 'Sweeping the simulated replica…';
-      let more = true;
-      while (more) {
-        await nextTask();
-        const started = performance.now();
-        do more = paste.step();
-        while (more && performance.now() - started < 12);
-      }
+      await stepped(paste);
       reading = paste.result();
       result.hidden = false;
       show(reading);

@@ -49,7 +49,7 @@ async function runSweep(wasm, config) {
   }
 }
 
-/** Calls `job.step()` (a `SweepJob`'s, a `ReplicaView`'s) until it returns false, 12 ms of calls a task. */
+/** Calls `job.step()` (a `SweepJob`'s, a `ReplicaView`'s, a `Paste`'s) until it returns false, 12 ms of calls a task. */
 export function stepped(job) {
   return new Promise((resolve, reject) => {
     const after = (more) => more || resolve();
