@@ -106,6 +106,28 @@ export async function openPage(page, path = '/') {
   }
 }
 
+/**
+ * Records, in `window.localeCalls`, every call that loads the browser's locale data (a
+ * `toLocaleString` on a number, an `Intl` formatter): a page's first costs it 10-20 ms.
+ */
+export async function recordLocaleCalls(page) {
+  await page.addInitScript(() => {
+    window.localeCalls = [];
+    const toLocale = Number.prototype.toLocaleString;
+    Number.prototype.toLocaleString = function (...args) {
+      window.localeCalls.push(String(this));
+      return toLocale.apply(this, args);
+    };
+    for (const name of ['NumberFormat', 'ListFormat', 'PluralRules']) {
+      const Original = Intl[name];
+      Intl[name] = function (...args) {
+        window.localeCalls.push(name);
+        return new Original(...args);
+      };
+    }
+  });
+}
+
 /** Sets the main lab's (`#lab`) state as a script would, and waits for it to settle. */
 export async function setLab(page, partial) {
   await page.locator('#lab').evaluate(async (el, p) => {

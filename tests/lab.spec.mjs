@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { test, expect, openPage, setLab, trapNext } from './helpers.mjs';
+import { test, expect, openPage, recordLocaleCalls, setLab, trapNext } from './helpers.mjs';
 
 const LAB = 'knee-lab#lab';
 const artifacts = path.join(path.dirname(new URL(import.meta.url).pathname), 'test-results', 'screenshots');
@@ -330,22 +330,7 @@ test('a lab’s readings below its charts wait for its point, not for its whole 
 });
 
 test('opening a lab loads no locale data: its counts are grouped as en-US writes them, without Intl', async ({ page }) => {
-  // A page's first toLocaleString or Intl formatter loads the browser's locale data (10-20 ms).
-  await page.addInitScript(() => {
-    window.localeCalls = [];
-    const toLocale = Number.prototype.toLocaleString;
-    Number.prototype.toLocaleString = function (...args) {
-      window.localeCalls.push(String(this));
-      return toLocale.apply(this, args);
-    };
-    for (const name of ['NumberFormat', 'ListFormat', 'PluralRules']) {
-      const Original = Intl[name];
-      Intl[name] = function (...args) {
-        window.localeCalls.push(name);
-        return new Original(...args);
-      };
-    }
-  });
+  await recordLocaleCalls(page);
   await openLab(page);
   await page.locator(LAB).evaluate((lab) => lab.idle());
   expect(await page.evaluate(() => window.localeCalls)).toEqual([]);

@@ -1,7 +1,7 @@
 // The lesson page (www/index.html) beat by beat: predict-then-reveal gating, the Little's Law
 // calculator, recall cards, the simulated /metrics panel, URL state, goodput, open vs closed
 // loop, worked examples, and full-page screenshots at 1280 and 380 px.
-import { test, expect, inkedPixels, openPage, reach, setLab } from './helpers.mjs';
+import { test, expect, inkedPixels, openPage, reach, recordLocaleCalls, setLab } from './helpers.mjs';
 
 /** Waits until the main lab (or another, by CSS selector) has no work pending. */
 async function labIdle(page, selector = '#lab') {
@@ -628,6 +628,30 @@ test('explain it, the kitchen analogy, and the worked examples', async ({ page }
     await expect(page.locator('#rag-breaks'), `at ${load}`).toContainText(expected);
   }
   console.log(`RAG worked example, what breaks over the loads offered: ${[...cases].join('; ')}`);
+});
+
+test('the whole lesson, every beat set up and revealed, loads no locale data: its numbers are written as en-US writes them, without Intl', async ({ page }) => {
+  await recordLocaleCalls(page);
+  await openPage(page);
+  await revealAll(page);
+  await scrollThrough(page);
+  expect(await page.evaluate(() => window.localeCalls)).toEqual([]);
+  await expect(page.locator('[data-live=gpus]').first()).toHaveText(/^\S+ or \S+ GPUs$/);
+  // The helpers write what Intl writes.
+  const lists = await page.evaluate(async () => {
+    const { either } = await import('/js/lesson/numbers.js');
+    const intl = new Intl.ListFormat('en', { type: 'disjunction' });
+    return [[], ['A100'], ['A100', 'H100'], ['A100', 'H100', 'L40S'], ['a', 'b', 'c', 'd']].map((l) => [either(l), intl.format(l)]);
+  });
+  for (const [ours, intl] of lists) expect(ours).toBe(intl);
+  const pairs = await page.evaluate(async () => {
+    const { decimal } = await import('/js/lesson/numbers.js');
+    const values = [0, 8, 3.64, 3.645, 1234.5, 12345.678, -2.5, -1234.567, 0.001, 99.999, 1e6, 14.004];
+    return [2, 3, 1].flatMap((digits) =>
+      values.map((v) => [decimal(v, digits), Number(v.toFixed(digits)).toLocaleString('en-US', { maximumFractionDigits: digits })]),
+    );
+  });
+  for (const [ours, intl] of pairs) expect(ours).toBe(intl);
 });
 
 test.describe('full-page screenshots', () => {

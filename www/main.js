@@ -10,6 +10,8 @@
 
 import { loadKneelab } from './js/wasm.js';
 import { SCHEMA } from './js/knee-lab.js';
+import { grouped } from './js/format.js';
+import { either } from './js/lesson/numbers.js';
 import { changed, fill, say, whenNear } from './js/lesson/live.js';
 import { bindUrlState } from './js/lesson/url-state.js';
 import * as toc from './js/lesson/toc.js';
@@ -45,11 +47,11 @@ try {
   const gpus = SCHEMA.presets.map((p) => p.gpu);
   fill(document.body, {
     model_label: SCHEMA.model_label,
-    gpus: `${new Intl.ListFormat('en', { type: 'disjunction' }).format(gpus)} GPUs`,
+    gpus: `${either(gpus)} GPUs`,
     default_gpu: SCHEMA.presets.find((p) => p.name === SCHEMA.defaults.preset).gpu,
     // The course's baseline engine, as the prose names it.
     base_seqs: SCHEMA.engine.max_num_seqs,
-    base_budget: SCHEMA.engine.max_num_batched_tokens.toLocaleString('en-US'),
+    base_budget: grouped(SCHEMA.engine.max_num_batched_tokens),
   });
   const context = { wasm, lab, setMain };
   for (const module of [hero, toc, recall, colleague, analogy, steps, clocks, knee, goodput]) {

@@ -9,6 +9,7 @@ import { describeLimits } from '../knee-lab.js';
 import { fill, fillMetrics, formatMetric, formatNumber, formatRate, formatSeconds, onUpdate, say, whenNear } from './live.js';
 import { SIZING, sizingFromEngine } from './steps.js';
 import { callLater } from '../later.js';
+import { grouped } from '../format.js';
 
 /** The calculator's fields by the name the engine's `size()` gives them in its errors. */
 const FIELDS = { max_num_seqs: 'll-cap', batch_s: 'll-batch-s', peak_qps: 'll-peak-qps' };
@@ -67,11 +68,11 @@ export function setup({ wasm, lab }) {
     good = { cap: values.max_num_seqs, batch: values.batch_s, peak: values.peak_qps };
     fillMetrics(form, {
       ll_max_qps: { value: s.per_replica_max_qps, text: formatRate(s.per_replica_max_qps) },
-      ll_replicas: { value: s.replicas, text: s.replicas.toLocaleString('en-US') },
+      ll_replicas: { value: s.replicas, text: grouped(s.replicas) },
     });
     formula.textContent =
       `${formatNumber(good.cap, 0)} ÷ ${formatSeconds(good.batch)} in the batch = ${formatRate(s.per_replica_max_qps)} per replica; ` +
-      `⌈${formatNumber(good.peak)} ÷ ${formatNumber(s.per_replica_max_qps, 3)}⌉ = ${s.replicas.toLocaleString('en-US')} replicas.`;
+      `⌈${formatNumber(good.peak)} ÷ ${formatNumber(s.per_replica_max_qps, 3)}⌉ = ${grouped(s.replicas)} replicas.`;
     renderEngine();
   };
   form.addEventListener('input', compute);
@@ -132,12 +133,12 @@ export function setup({ wasm, lab }) {
       `Following the knee lab: ${st.workload === 'rag' ? 'RAG' : 'chat'} traffic, --max-num-seqs ${st.maxNumSeqs}, ` +
       `TTFT SLO ${formatMetric('slo_ttft_ms', st.sloTtftMs)}, TPOT SLO ${formatMetric('slo_tpot_ms', st.sloTpotMs)}, ${st.mode} loop.`;
     fillMetrics(results, {
-      ll_replicas_knee: { value: s.replicas_at_knee, text: s.replicas_at_knee.toLocaleString('en-US') },
-      ll_replicas_saturation: { value: s.replicas_at_saturation, text: s.replicas_at_saturation.toLocaleString('en-US') },
+      ll_replicas_knee: { value: s.replicas_at_knee, text: grouped(s.replicas_at_knee) },
+      ll_replicas_saturation: { value: s.replicas_at_saturation, text: grouped(s.replicas_at_saturation) },
     });
     const extra = s.replicas_at_knee - s.replicas_at_saturation;
     say(document.getElementById('ll-provision'), extra > 0 ? 'knee' : 'same', {
-      extra: `${extra.toLocaleString('en-US')} replica${extra === 1 ? '' : 's'}`,
+      extra: `${grouped(extra)} replica${extra === 1 ? '' : 's'}`,
     });
     fill(results, {
       knee_rps: formatRate(r.knee_rps),

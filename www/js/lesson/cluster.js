@@ -17,6 +17,7 @@ import {
   watchNear,
 } from './live.js';
 import { sweepCached } from './sweeps.js';
+import { grouped } from '../format.js';
 
 function setupControls(lab, setMain) {
   const load = document.getElementById('cluster-load');
@@ -34,7 +35,7 @@ function setupControls(lab, setMain) {
   }
   // (The baseline's cap is the page's `base_seqs`.)
   fill(document.getElementById('knobs').nextElementSibling, { cluster_seqs_low: column('seqs').engine.max_num_seqs });
-  for (const b of BUDGETS) budget.add(new Option(b.toLocaleString('en-US'), String(b)));
+  for (const b of BUDGETS) budget.add(new Option(grouped(b), String(b)));
   for (const k of KV_CACHE_TOKENS) kv.add(new Option(kvLabel(k), String(k)));
 
   load.addEventListener('input', () => setMain({ load: Number(load.value) / 100 }));
@@ -59,7 +60,7 @@ function setupControls(lab, setMain) {
     chunked.checked = s.chunkedPrefill;
     budget.disabled = !s.chunkedPrefill;
     const b = String(s.chunkedPrefill ? s.maxNumBatchedTokens : MAX_MODEL_LEN);
-    if (![...budget.options].some((o) => o.value === b)) budget.add(new Option(Number(b).toLocaleString('en-US'), b));
+    if (![...budget.options].some((o) => o.value === b)) budget.add(new Option(grouped(Number(b)), b));
     budget.value = b;
     kv.value = String(s.kvCacheTokens);
   };
@@ -122,8 +123,8 @@ function sayKnobs(live, sweeps, load) {
   const values = {
     seqs: column('base').engine.max_num_seqs,
     seqs_low: column('seqs').engine.max_num_seqs,
-    budget: column('budget').engine.max_num_batched_tokens.toLocaleString('en-US'),
-    kv_tokens: column('kv').engine.kv_cache_tokens.toLocaleString('en-US'),
+    budget: grouped(column('budget').engine.max_num_batched_tokens),
+    kv_tokens: grouped(column('kv').engine.kv_cache_tokens),
     capacity: formatRate(cap('base')),
     capacity_low: formatRate(cap('seqs')),
     capacity_kv: formatRate(cap('kv')),
@@ -228,8 +229,8 @@ function setupKnobTable(wasm, lab) {
 function setupDefaults() {
   const parts = SCHEMA.presets.map(
     (p) =>
-      `on an ${p.gpu}, --max-num-batched-tokens ${p.v1_default_max_num_batched_tokens.toLocaleString('en-US')} and ` +
-      `--max-num-seqs ${p.v1_default_max_num_seqs.toLocaleString('en-US')}`,
+      `on an ${p.gpu}, --max-num-batched-tokens ${grouped(p.v1_default_max_num_batched_tokens)} and ` +
+      `--max-num-seqs ${grouped(p.v1_default_max_num_seqs)}`,
   );
   document.getElementById('v1-defaults').textContent = `vllm serve picks ${parts.join('; ')}.`;
 }

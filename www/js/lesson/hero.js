@@ -3,10 +3,9 @@
 // the engine (`ReplicaView`), with a caption made from that step's numbers.
 
 import { SCHEMA } from '../knee-lab.js';
+import { grouped as count } from '../format.js';
 import { formatPercent } from './live.js';
 import { stepped, workloadConfig } from './sweeps.js';
-
-const count = (n) => n.toLocaleString('en-US');
 
 /** The caption: what the step holds, in vLLM's terms. */
 export function heroCaption(s, load) {

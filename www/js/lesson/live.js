@@ -1,7 +1,8 @@
 // Small helpers every lesson module shares: creating labs lazily, filling live text from the
 // engine's numbers, and reading a sweep. No numbers are made here; they all come from the labs.
 
-import { formatMetric, formatPercent, formatRate, formatSeconds } from '../format.js';
+import { formatMetric, formatPercent, formatRate, formatSeconds, grouped } from '../format.js';
+import { decimal } from './numbers.js';
 import { describeLimits } from '../knee-lab.js';
 
 export { formatMetric, formatPercent, formatRate, formatSeconds };
@@ -106,7 +107,7 @@ export function nearestPoint(sweep, load) {
 /** "3.2×" for a ratio; "—" when unknown. */
 export function formatTimes(x) {
   if (x == null || !Number.isFinite(x)) return '—';
-  return `${x < 10 ? x.toFixed(1) : Math.round(x).toLocaleString('en-US')}×`;
+  return `${x < 10 ? x.toFixed(1) : grouped(x)}×`;
 }
 
 /** "+14%" / "−3%" for a relative change. */
@@ -119,7 +120,7 @@ export function formatChange(from, to) {
 /** A plain number with up to `digits` decimals ("8", "3.64"). */
 export function formatNumber(x, digits = 2) {
   if (x == null || !Number.isFinite(x)) return '—';
-  return Number(x.toFixed(digits)).toLocaleString('en-US', { maximumFractionDigits: digits });
+  return decimal(x, digits);
 }
 
 /** What a lab shows now, in the shape of a `kneelab-update` event's detail. */

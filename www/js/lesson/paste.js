@@ -8,6 +8,7 @@ import { PRESETS, WORKLOADS } from '../knee-lab.js';
 import { fillMetrics, formatNumber, formatPercent, formatRate, formatSeconds, say } from './live.js';
 import { stepped, workloadConfig } from './sweeps.js';
 import { pkgUrl } from '../wasm.js';
+import { grouped } from '../format.js';
 
 /** Simulated seconds before the example's first scrape, and between its two. */
 const EXAMPLE_WARMUP_S = 300;
@@ -106,8 +107,8 @@ export function setup({ lab }) {
       if (s?.replicas_at_knee != null) {
         say($('paste-fleet'), 'fleet', {
           peak: formatRate(s.peak_qps),
-          replicas: s.replicas_at_knee.toLocaleString('en-US'),
-          replicas_sat: (s.replicas_at_saturation ?? NaN).toLocaleString('en-US'),
+          replicas: grouped(s.replicas_at_knee),
+          replicas_sat: grouped(s.replicas_at_saturation ?? NaN),
         });
       } else say($('paste-fleet'), 'none', {});
     } else {

@@ -19,6 +19,7 @@ import {
 import { SCHEMA } from '../knee-lab.js';
 import { BASE_ENGINE, sweepCached, workloadConfig } from './sweeps.js';
 import { callLater } from '../later.js';
+import { grouped } from '../format.js';
 
 const CAP = BASE_ENGINE.max_num_seqs;
 
@@ -35,8 +36,8 @@ function setupRag(wasm, lab) {
   let sweep = null;
   const rag = SCHEMA.workloads.find((w) => w.name === 'rag');
   fill(box, {
-    rag_prompt_tokens: Math.round(rag.prompt_mean_tokens).toLocaleString('en-US'),
-    rag_output_tokens: Math.round(rag.output_mean_tokens).toLocaleString('en-US'),
+    rag_prompt_tokens: grouped(rag.prompt_mean_tokens),
+    rag_output_tokens: grouped(rag.output_mean_tokens),
     rag_slo_ttft: formatMetric('slo_ttft_ms', rag.slo_ttft_ms),
     rag_slo_tpot: formatMetric('slo_tpot_ms', rag.slo_tpot_ms),
   });
@@ -128,8 +129,8 @@ function setupFleet(wasm, lab) {
     fillMetrics(box, {
       fleet_knee_load: { value: knee.offered_load, text: formatPercent(knee.offered_load) },
       fleet_knee_rps: { value: knee.throughput_rps, text: formatRate(knee.throughput_rps) },
-      fleet_replicas_knee: { value: s.replicas_at_knee, text: s.replicas_at_knee.toLocaleString('en-US') },
-      fleet_replicas_saturation: { value: s.replicas_at_saturation, text: s.replicas_at_saturation.toLocaleString('en-US') },
+      fleet_replicas_knee: { value: s.replicas_at_knee, text: grouped(s.replicas_at_knee) },
+      fleet_replicas_saturation: { value: s.replicas_at_saturation, text: grouped(s.replicas_at_saturation) },
     });
     fill(box, {
       fleet_l: formatNumber(ll.l, 1),
