@@ -6,6 +6,7 @@
 // and "nothing fetched from another origin" (the page must work offline). Requests to other
 // origins are aborted before they leave the machine.
 // A spec that provokes an error on purpose lists it: `test.use({ allowedIssues: [/field `seed`/] })`.
+import AxeBuilder from '@axe-core/playwright';
 import { test as base, expect } from '@playwright/test';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
@@ -126,6 +127,17 @@ export async function recordLocaleCalls(page) {
       };
     }
   });
+}
+
+/**
+ * What axe-core finds against WCAG 2.2 A and AA in the page as it is now (open shadow roots, the
+ * labs', included): one line per rule broken, with the first few elements that break it.
+ */
+export async function accessibilityViolations(page) {
+  const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']).analyze();
+  return result.violations.map(
+    (v) => `${v.id} (${v.impact}): ${v.help}, at ${v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)).join(', ')}`,
+  );
 }
 
 /** Sets the main lab's (`#lab`) state as a script would, and waits for it to settle. */

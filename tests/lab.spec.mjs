@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { test, expect, openPage, recordLocaleCalls, setLab, trapNext } from './helpers.mjs';
+import { test, expect, accessibilityViolations, openPage, recordLocaleCalls, setLab, trapNext } from './helpers.mjs';
 
 const LAB = 'knee-lab#lab';
 const artifacts = path.join(path.dirname(new URL(import.meta.url).pathname), 'test-results', 'screenshots');
@@ -342,6 +342,19 @@ test('opening a lab loads no locale data: its counts are grouped as en-US writes
     return values.map((v) => [grouped(v), Math.round(v).toLocaleString('en-US')]);
   });
   for (const [ours, intl] of pairs) expect(ours).toBe(intl === '-0' ? '0' : intl);
+});
+
+test('the lab alone breaks no WCAG 2.2 A or AA rule axe-core checks, light or dark, nor once a change fails', async ({ page }) => {
+  await openLab(page);
+  for (const scheme of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await page.locator(LAB).evaluate((lab) => lab.idle());
+    expect(await accessibilityViolations(page), scheme).toEqual([]);
+  }
+  // A refused value is named beside its control, and that breaks nothing either.
+  await page.locator(LAB).evaluate((lab) => lab.setAttribute('max-num-seqs', 'lots'));
+  await expect(page.locator(`${LAB} #max-num-seqs-error`)).toHaveText(/"lots" is not a decimal number/);
+  expect(await accessibilityViolations(page), 'with an error shown').toEqual([]);
 });
 
 test('a lab draws its charts a frame’s time at a time: the rest on the next frame, those left first when new data comes', async ({ page }) => {

@@ -1,7 +1,7 @@
 // The lesson page (www/index.html) beat by beat: predict-then-reveal gating, the Little's Law
 // calculator, recall cards, the simulated /metrics panel, URL state, goodput, open vs closed
 // loop, worked examples, and full-page screenshots at 1280 and 380 px.
-import { test, expect, inkedPixels, openPage, reach, recordLocaleCalls, setLab } from './helpers.mjs';
+import { test, expect, accessibilityViolations, inkedPixels, openPage, reach, recordLocaleCalls, setLab } from './helpers.mjs';
 
 /** Waits until the main lab (or another, by CSS selector) has no work pending. */
 async function labIdle(page, selector = '#lab') {
@@ -652,6 +652,17 @@ test('the whole lesson, every beat set up and revealed, loads no locale data: it
     );
   });
   for (const [ours, intl] of pairs) expect(ours).toBe(intl);
+});
+
+test('the whole lesson, every beat set up and revealed, breaks no WCAG 2.2 A or AA rule axe-core checks, light or dark', async ({ page }) => {
+  await openPage(page);
+  await revealAll(page);
+  await scrollThrough(page);
+  for (const scheme of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await page.evaluate(() => Promise.all([...document.querySelectorAll('knee-lab')].map((el) => el.idle())));
+    expect(await accessibilityViolations(page), scheme).toEqual([]);
+  }
 });
 
 test.describe('full-page screenshots', () => {
