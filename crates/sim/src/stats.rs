@@ -142,23 +142,34 @@ impl Ramp {
 const LOG_LO: f64 = 1e-6;
 const LOG_RATIO: f64 = 1.01;
 const LOG_BINS: usize = 2316; // ln(1e10) / ln(1.01) = 2314.1
-/// log2(LOG_LO).
-const LOG2_LO: f64 = -19.931_568_569_324_174;
-/// Bins per unit of log2: 1 / log2(LOG_RATIO).
-const BINS_PER_LOG2: f64 = 69.660_716_893_574_83;
-/// log2(1 + m) on [0, 1) as a quartic in m (interpolated at Chebyshev nodes), within 1.2e-4:
-/// a hundredth of a bin.
-const LOG2_QUARTIC: [f64; 5] = [
-    0.000_114_579_960_382_384_1,
-    1.436_874_896_223_250_3,
-    -0.670_882_679_014_777_9,
-    0.312_269_477_327_312_9,
-    -0.078_440_676_209_130_87,
-];
+/// Bit shift from a positive float to its key: its exponent and the top 7 bits of its mantissa,
+/// so 128 keys an octave, each spanning a ratio of at most 1 + 2^-7 = 1.0078, less than a bin's.
+const KEY_SHIFT: u32 = 52 - 7;
 
-/// Bin edges, computed once: `powi` per lookup was a third of a RAG run's time.
-static LOWER_EDGES: std::sync::LazyLock<[f64; LOG_BINS + 1]> =
-    std::sync::LazyLock::new(|| std::array::from_fn(|i| LOG_LO * libm::pow(LOG_RATIO, i as f64)));
+/// The bin edges, and the bin of each key's smallest float, computed once (at run time: the
+/// page's wasm carries no table). `powi` per lookup was a third of a RAG run's time, and a
+/// lookup by the key, settled by one edge, is cheaper than the logarithm it replaces.
+struct Bins {
+    /// `LOG_LO * LOG_RATIO^i`, for i from 0 to `LOG_BINS`.
+    lower_edges: [f64; LOG_BINS + 1],
+    /// The key of `LOG_LO`, the first in `of_key`.
+    first_key: usize,
+    /// The bin of each key's smallest float, up to the key of the top edge.
+    of_key: Vec<u16>,
+}
+
+static BINS: std::sync::LazyLock<Bins> = std::sync::LazyLock::new(|| {
+    let lower_edges: [f64; LOG_BINS + 1] = std::array::from_fn(|i| LOG_LO * libm::pow(LOG_RATIO, i as f64));
+    let first_key = (LOG_LO.to_bits() >> KEY_SHIFT) as usize;
+    let last_key = (lower_edges[LOG_BINS].to_bits() >> KEY_SHIFT) as usize;
+    let of_key = (first_key..=last_key)
+        .map(|key| {
+            let smallest = f64::from_bits((key as u64) << KEY_SHIFT);
+            lower_edges[..LOG_BINS].partition_point(|&e| e <= smallest).saturating_sub(1) as u16
+        })
+        .collect();
+    Bins { lower_edges, first_key, of_key }
+});
 
 impl Default for LogHistogram {
     fn default() -> Self {
@@ -173,35 +184,18 @@ impl LogHistogram {
         if v.is_nan() || v <= LOG_LO {
             return 0;
         }
-        // The edges settle the guess, so single adds and ramps (which count against the edges)
-        // agree exactly; the guess is so close that the settling almost never moves, and its
-        // branches predict well.
-        let mut i = Self::guess(v);
-        let edges: &[f64; LOG_BINS + 1] = &LOWER_EDGES;
-        while i > 0 && v < edges[i] {
-            i -= 1;
-        }
-        while i + 1 < LOG_BINS && v >= edges[i + 1] {
-            i += 1;
-        }
-        i
-    }
-
-    /// The bin of `v` (above `LOG_LO`) from the float's own exponent and a quartic in its
-    /// mantissa, off by one only within a hundredth of a bin of an edge: no logarithm call, which
-    /// was a tenth of a RAG run.
-    fn guess(v: f64) -> usize {
-        let bits = v.to_bits();
-        let exponent = ((bits >> 52) & 0x7ff) as f64 - 1023.0;
-        let m = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000) - 1.0;
-        let [c0, c1, c2, c3, c4] = LOG2_QUARTIC;
-        let log2_v = exponent + (c0 + m * (c1 + m * (c2 + m * (c3 + m * c4))));
-        let guess = (log2_v - LOG2_LO) * BINS_PER_LOG2;
-        if guess > 0.0 { (guess as usize).min(LOG_BINS - 1) } else { 0 }
+        // A key spans less than a bin, so `v` is in its smallest float's bin or the next: one
+        // edge settles which, exactly (single adds and ramps, which count against the edges,
+        // agree).
+        let bins: &Bins = &BINS;
+        let key = (v.to_bits() >> KEY_SHIFT) as usize - bins.first_key;
+        let Some(&bin) = bins.of_key.get(key) else { return LOG_BINS - 1 };
+        let bin = bin as usize;
+        bin + usize::from(bin + 1 < LOG_BINS && v >= bins.lower_edges[bin + 1])
     }
 
     fn lower_edge(i: usize) -> f64 {
-        LOWER_EDGES[i.min(LOG_BINS)]
+        BINS.lower_edges[i.min(LOG_BINS)]
     }
 
     /// The upper edge of the top bin: samples from here up are kept exactly.
@@ -370,7 +364,7 @@ mod tests {
             if v.is_nan() || v <= LOG_LO {
                 0
             } else {
-                LOWER_EDGES[..LOG_BINS].partition_point(|&e| e <= v).saturating_sub(1)
+                BINS.lower_edges[..LOG_BINS].partition_point(|&e| e <= v).saturating_sub(1)
             }
         };
         for i in 0..=LOG_BINS {
@@ -379,23 +373,24 @@ mod tests {
                 assert_eq!(LogHistogram::bin(v), by_edges(v), "v = {v:e} near edge {i}");
             }
         }
+        // Every key spans at most two bins (the lookup settles by one edge), and a key's smallest
+        // and largest floats land where the edges say.
+        for key in BINS.first_key..BINS.first_key + BINS.of_key.len() {
+            let (smallest, largest) =
+                (f64::from_bits((key as u64) << KEY_SHIFT), f64::from_bits(((key as u64 + 1) << KEY_SHIFT) - 1));
+            assert!(by_edges(largest) - by_edges(smallest) <= 1, "key {key} spans more than two bins");
+            for v in [smallest, largest] {
+                assert_eq!(LogHistogram::bin(v), by_edges(v), "v = {v:e}, key {key}");
+            }
+        }
         let mut x = 0x2545_f491_4f6c_dd1d_u64;
-        let (mut guessed_right, mut inside) = (0usize, 0usize);
         for _ in 0..200_000 {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             let v = libm::pow(10.0, -8.0 + 20.0 * (x >> 11) as f64 / (1u64 << 53) as f64);
             assert_eq!(LogHistogram::bin(v), by_edges(v), "v = {v:e}");
-            if v > LOG_LO && v < LogHistogram::top() {
-                let (guess, bin) = (LogHistogram::guess(v), by_edges(v));
-                assert!(guess.abs_diff(bin) <= 1, "v = {v:e}: guessed bin {guess}, in bin {bin}");
-                guessed_right += usize::from(guess == bin);
-                inside += 1;
-            }
         }
-        // The guess is what makes a lookup cheap: the settling seldom moves it.
-        assert!(guessed_right as f64 >= 0.97 * inside as f64, "{guessed_right} of {inside} guessed right");
         for v in [0.0, -1.0, f64::NAN, f64::MIN_POSITIVE, LOG_LO, 1e300, f64::INFINITY] {
             assert_eq!(LogHistogram::bin(v), by_edges(v), "v = {v:e}");
         }
