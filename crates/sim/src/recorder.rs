@@ -209,6 +209,7 @@ impl Recorder {
     }
 
     /// The running/waiting/KV state changed at `t` (times never go backwards).
+    #[inline]
     pub fn gauges(&mut self, t: f64, running: u32, waiting: u32, kv_used: u64) {
         if self.window_start_s.is_some() {
             let dt = t - self.gauge_t;
@@ -217,15 +218,24 @@ impl Recorder {
             self.areas.kv_blocks += dt * self.kv_used as f64;
         }
         self.gauge_t = t;
+        if self.series.is_some() {
+            self.queue_point(t, running, waiting);
+        }
+        self.running = running;
+        self.waiting = waiting;
+        self.kv_used = kv_used;
+    }
+
+    /// Adds the queue's state at `t` to its series, if it changed (and the series has room).
+    #[cold]
+    #[inline(never)]
+    fn queue_point(&mut self, t: f64, running: u32, waiting: u32) {
         if let Some(series) = &mut self.series
             && (running != self.running || waiting != self.waiting || series.is_empty())
             && series.len() < MAX_SERIES_POINTS
         {
             series.push(QueuePoint { t_s: t, running, waiting });
         }
-        self.running = running;
-        self.waiting = waiting;
-        self.kv_used = kv_used;
     }
 
     /// `num_requests_running`, `num_requests_waiting` and KV blocks in use now.

@@ -310,7 +310,14 @@ pub struct Simulation {
     preempted_total: u64,
     /// When the last step (or jump) started.
     last_start_s: f64,
+    /// The cost model's compute time of the last step with each token count modulo
+    /// [`COMPUTE_MEMO`], as `(tokens, seconds)`: most steps repeat a count (a decode-only batch,
+    /// a full token budget), and the square root it saves was a twentieth of a run.
+    compute_memo: Box<[(u64, f64); COMPUTE_MEMO]>,
 }
+
+/// Slots of [`Simulation`]'s compute-time memo.
+const COMPUTE_MEMO: usize = 256;
 
 /// A request a routed replica finished: what a fleet needs to judge it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -419,6 +426,7 @@ impl Simulation {
             tracing: false,
             preempted_total: 0,
             last_start_s: 0.0,
+            compute_memo: Box::new([(u64::MAX, 0.0); COMPUTE_MEMO]),
         }
     }
 
@@ -790,6 +798,7 @@ impl Simulation {
         self.arrivals.drain(..next);
     }
 
+    #[inline]
     fn record_gauges(&mut self, t: f64) {
         let (running, waiting) = (self.batch.num_running() as u32, self.batch.num_waiting() as u32);
         self.recorder.gauges(t, running, waiting, self.batch.kv_used());
@@ -884,10 +893,21 @@ impl Simulation {
         }
     }
 
+    /// The formed step's time: [`CostModel::step_s`](crate::cost::CostModel::step_s), its
+    /// compute time remembered by token count.
+    fn step_s(&mut self) -> f64 {
+        let (cost, tokens) = (&self.scenario.cost, self.plan.tokens);
+        let slot = &mut self.compute_memo[tokens as usize % COMPUTE_MEMO];
+        if slot.0 != tokens {
+            *slot = (tokens, cost.compute_s(tokens));
+        }
+        slot.1 + cost.per_seq_s() * self.plan.seqs() as f64 + cost.per_context_s() * self.plan.context as f64
+    }
+
     /// How many identical steps the formed step stands for, and their times.
     fn plan_jump(&mut self, start: f64) -> Jump {
         let seqs = self.plan.seqs();
-        let d0 = self.scenario.cost.step_s(self.plan.tokens, seqs, self.plan.context);
+        let d0 = self.step_s();
         if !self.plan.pure_decode {
             return Jump { steps: 1, first_s: d0, growth_s: 0.0 };
         }
