@@ -142,9 +142,10 @@ pub struct Cohort {
     /// Members by `(computed - join_d) mod block_size`: those whose next token opens a KV block
     /// at step `d` are `cross[(-d) mod block_size]`.
     cross: Vec<u64>,
-    /// `(step at which it emits its last token, seq, slot)`; entries of requests that left are
-    /// skipped when they surface.
-    finish: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    /// `(step at which it emits its last token, slot)`; entries of requests that left are
+    /// skipped when they surface (one whose slot a new member took with the same last step reads
+    /// as that member's, which [`Batch::pop_finished`] takes once).
+    finish: BinaryHeap<Reverse<(u64, u32)>>,
     /// Traced members' slots.
     traced: Vec<u32>,
 }
@@ -157,8 +158,14 @@ impl Cohort {
     /// Members whose next token (at step `d`) opens a new KV block.
     #[inline]
     fn crossings_at(&self, d: u64) -> u64 {
-        let bs = self.cross.len() as u64;
-        self.cross[((bs - d % bs) % bs) as usize]
+        self.cross[self.at(d)]
+    }
+
+    /// `(-d) mod block_size`: where [`Cohort::crossings_at`] looks for step `d` (one division).
+    #[inline]
+    fn at(&self, d: u64) -> usize {
+        let r = (d % self.cross.len() as u64) as usize;
+        if r == 0 { 0 } else { self.cross.len() - r }
     }
 
     /// New KV blocks the members open in steps `d + 1 ..= d + k - 1` (the first step's were
@@ -168,8 +175,12 @@ impl Cohort {
         let more = k.saturating_sub(1);
         // Every member opens one block per `bs` steps.
         let mut total = (more / bs) * self.n;
-        for j in 1..=more % bs {
-            total += self.crossings_at(self.d + j);
+        // crossings_at(d + j) for j = 1, 2, ...: each one place down the table, wrapping (no
+        // division a step: a 64-bit one costs more than the rest of the loop).
+        let mut i = self.at(self.d + 1);
+        for _ in 0..more % bs {
+            total += self.cross[i];
+            i = if i == 0 { self.cross.len() - 1 } else { i - 1 };
         }
         total
     }
@@ -494,15 +505,15 @@ impl Batch {
         debug_assert!(!r.in_cohort && r.is_decoding() && r.emitted < r.output);
         r.in_cohort = true;
         r.join_d = d;
-        let (computed, finish, seq, measured, traced) =
-            (r.computed, d + (r.output - r.emitted) as u64, r.seq, r.measured, r.traced);
+        let (computed, finish, measured, traced) =
+            (r.computed, d + (r.output - r.emitted) as u64, r.measured, r.traced);
         let c = &mut self.cohort;
         c.n += 1;
         c.measured += u64::from(measured);
         c.ctx_base += i64::from(computed) - d as i64;
         let key = c.key(computed, d);
         c.cross[key] += 1;
-        c.finish.push(Reverse((finish, seq, slot)));
+        c.finish.push(Reverse((finish, slot)));
         if traced {
             c.traced.push(slot);
         }
@@ -535,8 +546,8 @@ impl Batch {
 
     /// The fewest steps until a member emits its last token (`None` without members).
     pub fn next_finish(&mut self) -> Option<u64> {
-        while let Some(&Reverse((finish, seq, slot))) = self.cohort.finish.peek() {
-            if self.is_member_entry(finish, seq, slot) {
+        while let Some(&Reverse((finish, slot))) = self.cohort.finish.peek() {
+            if self.is_member_entry(finish, slot) {
                 return Some(finish - self.cohort.d);
             }
             self.cohort.finish.pop();
@@ -546,20 +557,20 @@ impl Batch {
 
     /// Members that have emitted their last token by now, by slot (they are still members).
     pub fn pop_finished(&mut self, into: &mut Vec<(u64, u32)>) {
-        while let Some(&Reverse((finish, seq, slot))) = self.cohort.finish.peek() {
+        while let Some(&Reverse((finish, slot))) = self.cohort.finish.peek() {
             if finish > self.cohort.d {
                 break;
             }
             self.cohort.finish.pop();
-            if self.is_member_entry(finish, seq, slot) && !into.iter().any(|&(_, s)| s == slot) {
-                into.push((seq, slot));
+            if self.is_member_entry(finish, slot) && !into.iter().any(|&(_, s)| s == slot) {
+                into.push((self.slots[slot as usize].seq, slot));
             }
         }
     }
 
-    fn is_member_entry(&self, finish: u64, seq: u64, slot: u32) -> bool {
+    fn is_member_entry(&self, finish: u64, slot: u32) -> bool {
         let r = &self.slots[slot as usize];
-        r.in_cohort && r.seq == seq && r.join_d + (r.output - r.emitted) as u64 == finish
+        r.in_cohort && r.join_d + (r.output - r.emitted) as u64 == finish
     }
 
     /// Every member back to explicit bookkeeping, in running order (their latest token came at
