@@ -152,7 +152,9 @@ pub struct Cohort {
 
 impl Cohort {
     fn key(&self, computed: u32, join_d: u64) -> usize {
-        (i64::from(computed) - join_d as i64).rem_euclid(self.cross.len() as i64) as usize
+        let (x, bs) = (i64::from(computed) - join_d as i64, self.cross.len());
+        // A power-of-two block size (vLLM's 16) by a mask: the same, without a 64-bit division.
+        if bs.is_power_of_two() { (x as usize) & (bs - 1) } else { x.rem_euclid(bs as i64) as usize }
     }
 
     /// Members whose next token (at step `d`) opens a new KV block.
@@ -164,8 +166,12 @@ impl Cohort {
     /// `(-d) mod block_size`: where [`Cohort::crossings_at`] looks for step `d` (one division).
     #[inline]
     fn at(&self, d: u64) -> usize {
-        let r = (d % self.cross.len() as u64) as usize;
-        if r == 0 { 0 } else { self.cross.len() - r }
+        let bs = self.cross.len();
+        if bs.is_power_of_two() {
+            return (d as usize).wrapping_neg() & (bs - 1);
+        }
+        let r = (d % bs as u64) as usize;
+        if r == 0 { 0 } else { bs - r }
     }
 
     /// New KV blocks the members open in steps `d + 1 ..= d + k - 1` (the first step's were
