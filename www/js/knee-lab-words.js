@@ -5,7 +5,7 @@
 import { formatMetric, formatPercent, formatRate, formatSeconds, grouped } from './format.js';
 import { SCHEMA } from './knee-lab-settings.js';
 
-/** The KV cache control's hint before a run says how the cache fared. */
+/** The KV cache control's hint until a run says how the cache fared (`showReadouts`). */
 export const KV_HINT = 'If it cannot hold the batch, vLLM preempts requests.';
 
 /** Each registered readout's unit, by name (the schema's registry). */

@@ -152,8 +152,14 @@ pub struct Cohort {
 
 impl Cohort {
     fn key(&self, computed: u32, join_d: u64) -> usize {
-        let (x, bs) = (i64::from(computed) - join_d as i64, self.cross.len());
-        // A power-of-two block size (vLLM's 16) by a mask: the same, without a 64-bit division.
+        self.modulo(i64::from(computed) - join_d as i64)
+    }
+
+    /// `x mod block_size`, from 0: a power-of-two block size (vLLM's 16) by a mask, without a
+    /// 64-bit division.
+    #[inline]
+    fn modulo(&self, x: i64) -> usize {
+        let bs = self.cross.len();
         if bs.is_power_of_two() { (x as usize) & (bs - 1) } else { x.rem_euclid(bs as i64) as usize }
     }
 
@@ -163,15 +169,10 @@ impl Cohort {
         self.cross[self.at(d)]
     }
 
-    /// `(-d) mod block_size`: where [`Cohort::crossings_at`] looks for step `d` (one division).
+    /// `(-d) mod block_size`: where [`Cohort::crossings_at`] looks for step `d`.
     #[inline]
     fn at(&self, d: u64) -> usize {
-        let bs = self.cross.len();
-        if bs.is_power_of_two() {
-            return (d as usize).wrapping_neg() & (bs - 1);
-        }
-        let r = (d % bs as u64) as usize;
-        if r == 0 { 0 } else { bs - r }
+        self.modulo((d as i64).wrapping_neg())
     }
 
     /// New KV blocks the members open in steps `d + 1 ..= d + k - 1` (the first step's were

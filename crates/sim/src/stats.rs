@@ -148,7 +148,8 @@ const KEY_SHIFT: u32 = 52 - 7;
 
 /// The bin edges, and the bin of each key's smallest float, computed once (at run time: the
 /// page's wasm carries no table). `powi` per lookup was a third of a RAG run's time, and a
-/// lookup by the key, settled by one edge, is cheaper than the logarithm it replaces.
+/// lookup by the key, settled by one edge, is cheaper than the quartic guess of the float's
+/// logarithm it replaced.
 struct Bins {
     /// `LOG_LO * LOG_RATIO^i`, for i from 0 to `LOG_BINS`.
     lower_edges: [f64; LOG_BINS + 1],
