@@ -113,7 +113,13 @@ test('one iteration advances the shown step by exactly one, and the text is the 
   // Back across the window's start too: one step back is the engine's previous step.
   await player(page, 'p.seekTime(p.stepData(0).t_s)');
   const first = await stepNumber();
-  await lab.locator('#replica-back').click();
+  // Each control's accessible name holds the words it shows (WCAG's label in name: a speech
+  // user says what they see), the back button's "‹ Back" included.
+  for (const button of await lab.locator('.player-controls button').all()) {
+    const shown = (await button.textContent()).trim();
+    await expect(lab.getByRole('button', { name: shown, exact: true })).toHaveCount(1);
+  }
+  await lab.getByRole('button', { name: '‹ Back', exact: true }).click();
   expect(await stepNumber()).toBe(first - 1);
   // Keyboard: on the picture, ← steps back, → forward, Space plays.
   await lab.locator('#chart-replica').focus();

@@ -24,7 +24,7 @@ export function playerMarkup() {
               aria-label="The replica, one engine iteration at a time" aria-describedby="replica-keys"></canvas>
       <div class="player-controls" role="group" aria-label="Replica player">
         <button type="button" id="replica-play">Play</button>
-        <button type="button" id="replica-back" aria-label="One iteration back">‹</button>
+        <button type="button" id="replica-back" title="One iteration back">‹ Back</button>
         <button type="button" id="replica-step">One iteration ›</button>
         <label class="speed" for="replica-speed">Speed <span class="hint">(simulated s per real s)</span></label>
         <select id="replica-speed">${speeds}</select>
