@@ -222,7 +222,8 @@ fn main() {
     // A fleet day: 16 chat replicas, least outstanding routing, 80% of their capacity, 200,000
     // requests (the rate and length set from one replica's capacity, outside the timing).
     let fleet_day = {
-        use kneelab_sim::fleet::{AutoscalerConfig, FleetConfig, FleetRunConfig, Signal, TrafficConfig, TrafficShape};
+        use kneelab_sim::fleet::{AutoscalerConfig, FleetConfig, FleetRunConfig, Signal, TrafficConfig};
+        use kneelab_sim::traffic::TrafficShape;
         let base = FleetConfig { workload: WorkloadConfig::preset(WorkloadPreset::Chat), ..FleetConfig::default() };
         let rate = 0.8 * 16.0 * kneelab_sim::fleet::Fleet::new(&base).unwrap().replica_capacity_rps();
         FleetConfig {

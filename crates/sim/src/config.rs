@@ -4,6 +4,8 @@
 //! enum, so a mistake is reported against the exact field path (`load.rate_rps`) and unknown
 //! fields are rejected by name. [`Config::validate`] checks values and cross-field rules.
 
+#[cfg(feature = "traffic")]
+use crate::traffic::TrafficShape;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ConfigError;
@@ -399,24 +401,6 @@ pub struct TrafficConfig {
     /// Diurnal: the factor at the trough (the peak, half a period in, is 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trough: Option<f64>,
-}
-
-/// The shape of a traffic curve.
-#[cfg(feature = "traffic")]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TrafficShape {
-    /// The base rate throughout.
-    #[default]
-    Constant,
-    /// The base rate, then `factor` times it from `at_s` on.
-    Step,
-    /// The base rate, then a straight line from `at_s` to `factor` times it at `at_s + duration_s`.
-    Ramp,
-    /// A day: `trough` times the base rate at 0, the base rate at half a period, and back.
-    Diurnal,
-    /// `factor` times the base rate from `at_s` for `duration_s`, the base rate otherwise.
-    Spike,
 }
 
 impl Default for LoadConfig {

@@ -23,6 +23,7 @@ use crate::limits::limits;
 use crate::sampling::{Gamma, Stream};
 use crate::scenario::{Scenario, Slo};
 use crate::simulation::{Finished, MAX_WORK, Options, Simulation, splitmix64};
+use crate::traffic::{Curve, TrafficShape};
 
 /// The most replicas a fleet may have at once.
 pub const MAX_REPLICAS: u32 = 256;
@@ -89,22 +90,6 @@ impl Default for FleetConfig {
     }
 }
 
-/// The shape of the offered rate over the run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TrafficShape {
-    /// `base_rps` throughout.
-    Constant,
-    /// `base_rps`, then `peak_rps` from `at_s` on.
-    Step,
-    /// `base_rps`, rising linearly to `peak_rps` over `length_s` from `at_s`.
-    Ramp,
-    /// A day compressed into the run: `base_rps` at the start and end, `peak_rps` at the middle.
-    Diurnal,
-    /// `base_rps`, with `peak_rps` for `length_s` from `at_s`.
-    Spike,
-}
-
 /// How arrivals are spread around the rate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -150,36 +135,26 @@ impl Default for TrafficConfig {
 }
 
 impl TrafficConfig {
+    /// The offered rate over a run of `duration_s` (a diurnal day spans the run).
+    pub fn curve(&self, duration_s: f64) -> Curve {
+        Curve {
+            shape: self.shape,
+            low: self.base_rps,
+            high: self.peak_rps,
+            at_s: self.at_s,
+            length_s: self.length_s,
+            period_s: duration_s,
+        }
+    }
+
     /// The offered rate at `t_s` in a run of `duration_s`.
     pub fn rate_at(&self, t_s: f64, duration_s: f64) -> f64 {
-        let (b, p) = (self.base_rps, self.peak_rps);
-        match self.shape {
-            TrafficShape::Constant => b,
-            TrafficShape::Step => {
-                if t_s >= self.at_s {
-                    p
-                } else {
-                    b
-                }
-            }
-            TrafficShape::Ramp => b + (p - b) * ((t_s - self.at_s) / self.length_s).clamp(0.0, 1.0),
-            TrafficShape::Diurnal => b + (p - b) * (1.0 - libm::cos(std::f64::consts::TAU * t_s / duration_s)) / 2.0,
-            TrafficShape::Spike => {
-                if t_s >= self.at_s && t_s < self.at_s + self.length_s {
-                    p
-                } else {
-                    b
-                }
-            }
-        }
+        self.curve(duration_s).at(t_s)
     }
 
     /// The highest rate of the run (the thinned stream's rate).
     fn max_rps(&self) -> f64 {
-        match self.shape {
-            TrafficShape::Constant => self.base_rps,
-            _ => self.base_rps.max(self.peak_rps),
-        }
+        self.curve(f64::INFINITY).highest()
     }
 
     /// Requests expected over `duration_s` (a midpoint sum; exact for every shape but the edges

@@ -9,10 +9,11 @@ use serde::Serialize;
 use crate::config::{SloConfig, WorkloadConfig};
 use crate::fleet::{
     AutoscalerConfig, FleetConfig, FleetRunConfig, MAX_COLD_START_S, MAX_REPLICAS, Router, RouterConfig, Signal,
-    TrafficConfig, TrafficShape,
+    TrafficConfig,
 };
 use crate::schema::CHAT;
 use crate::sweep::DEFAULT_ATTAINMENT_TARGET;
+use crate::traffic::TrafficShape;
 
 /// A router as the page offers it.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]

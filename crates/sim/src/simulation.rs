@@ -1122,7 +1122,9 @@ fn next_open(
     traffic: Option<Traffic>,
     from_s: f64,
 ) -> Option<f64> {
-    let Some(traffic) = traffic else {
+    // A build without the `traffic` feature (the page's wasm) never has a curve: saying so here
+    // leaves the thinning out of it.
+    let Some(traffic) = traffic.filter(|_| cfg!(feature = "traffic")) else {
         return Some(from_s + streams.unit_gap(gamma) / rate_rps);
     };
     let top = traffic.max_factor();

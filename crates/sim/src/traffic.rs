@@ -4,8 +4,10 @@
 //! is kept with probability `factor(t) / max factor`. For Poisson candidates that is exactly a
 //! Poisson process of the curve's rate; gamma candidates keep their burstiness, thinned.
 
+use serde::{Deserialize, Serialize};
+
 #[cfg(feature = "traffic")]
-use crate::config::{TrafficConfig, TrafficShape};
+use crate::config::TrafficConfig;
 #[cfg(feature = "traffic")]
 use crate::error::ConfigError;
 
@@ -13,6 +15,79 @@ use crate::error::ConfigError;
 pub const MAX_FACTOR: f64 = 100.0;
 /// The longest time a curve may name, in seconds (a year).
 pub const MAX_TIME_S: f64 = 365.0 * 86_400.0;
+
+/// The shape of a rate over time, between a low and a high level: a replica's `load.traffic`
+/// (low 1 and high `factor`, or a day from `trough` to 1: multiples of its base rate) and a
+/// fleet's `traffic` (`base_rps` to `peak_rps`) both draw it with [`Curve::at`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TrafficShape {
+    /// The low level throughout.
+    #[default]
+    Constant,
+    /// The low level, then the high one from `at_s` on.
+    Step,
+    /// The low level, then a straight line to the high one, reached `length` after `at_s`.
+    Ramp,
+    /// A day: the low level (the trough) at its start and end, the high one half a period in.
+    Diurnal,
+    /// The high level for `length` from `at_s`, the low one otherwise.
+    Spike,
+}
+
+/// A shape drawn between two levels: the one rate curve of the replica's traffic and the fleet's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Curve {
+    /// Its shape.
+    pub shape: TrafficShape,
+    /// The level outside the step, ramp or spike, and the day's trough.
+    pub low: f64,
+    /// The step's, the spike's and the day's peak level, and where the ramp ends.
+    pub high: f64,
+    /// When the step, ramp or spike starts, in seconds.
+    pub at_s: f64,
+    /// How long the ramp rises or the spike lasts, in seconds.
+    pub length_s: f64,
+    /// One day, from trough to trough, in seconds.
+    pub period_s: f64,
+}
+
+impl Curve {
+    /// The level at `t_s`.
+    pub fn at(&self, t_s: f64) -> f64 {
+        let (low, high) = (self.low, self.high);
+        match self.shape {
+            TrafficShape::Constant => low,
+            TrafficShape::Step => {
+                if t_s < self.at_s {
+                    low
+                } else {
+                    high
+                }
+            }
+            TrafficShape::Ramp => low + (high - low) * ((t_s - self.at_s) / self.length_s).clamp(0.0, 1.0),
+            TrafficShape::Diurnal => {
+                let phase = std::f64::consts::TAU * (t_s / self.period_s);
+                low + (high - low) * (1.0 - libm::cos(phase)) / 2.0
+            }
+            TrafficShape::Spike => {
+                if (self.at_s..self.at_s + self.length_s).contains(&t_s) {
+                    high
+                } else {
+                    low
+                }
+            }
+        }
+    }
+
+    /// The highest level the curve reaches.
+    pub fn highest(&self) -> f64 {
+        match self.shape {
+            TrafficShape::Constant => self.low,
+            _ => self.low.max(self.high),
+        }
+    }
+}
 
 /// A validated traffic curve.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -131,43 +206,33 @@ impl Traffic {
         })
     }
 
-    /// The factor at time `t_s`.
-    pub fn factor(&self, t_s: f64) -> f64 {
+    /// The curve of factors this draws: from 1 to `factor`, or a day from `trough` to 1.
+    pub fn curve(&self) -> Curve {
+        let flat =
+            Curve { shape: TrafficShape::Constant, low: 1.0, high: 1.0, at_s: 0.0, length_s: 0.0, period_s: 0.0 };
         match *self {
-            Traffic::Constant => 1.0,
-            Traffic::Step { at_s, factor } => {
-                if t_s < at_s {
-                    1.0
-                } else {
-                    factor
-                }
-            }
+            Traffic::Constant => flat,
+            Traffic::Step { at_s, factor } => Curve { shape: TrafficShape::Step, high: factor, at_s, ..flat },
             Traffic::Ramp { at_s, duration_s, factor } => {
-                let f = ((t_s - at_s) / duration_s).clamp(0.0, 1.0);
-                1.0 + (factor - 1.0) * f
+                Curve { shape: TrafficShape::Ramp, high: factor, at_s, length_s: duration_s, ..flat }
             }
             Traffic::Diurnal { period_s, trough } => {
-                let phase = std::f64::consts::TAU * (t_s / period_s);
-                trough + (1.0 - trough) * (1.0 - libm::cos(phase)) / 2.0
+                Curve { shape: TrafficShape::Diurnal, low: trough, period_s, ..flat }
             }
             Traffic::Spike { at_s, duration_s, factor } => {
-                if (at_s..at_s + duration_s).contains(&t_s) {
-                    factor
-                } else {
-                    1.0
-                }
+                Curve { shape: TrafficShape::Spike, high: factor, at_s, length_s: duration_s, ..flat }
             }
         }
     }
 
+    /// The factor at time `t_s`.
+    pub fn factor(&self, t_s: f64) -> f64 {
+        self.curve().at(t_s)
+    }
+
     /// The highest factor the curve reaches: the candidates' rate is the base rate times this.
     pub fn max_factor(&self) -> f64 {
-        match *self {
-            Traffic::Constant | Traffic::Diurnal { .. } => 1.0,
-            Traffic::Step { factor, .. } | Traffic::Ramp { factor, .. } | Traffic::Spike { factor, .. } => {
-                factor.max(1.0)
-            }
-        }
+        self.curve().highest()
     }
 
     /// The mean factor over `[from_s, to_s]`, by the trapezoid rule on a fine grid (for reports:
@@ -216,6 +281,39 @@ mod tests {
         assert!((day.mean_factor(0.0, 50.0) - 0.6).abs() < 1e-6 && (step.mean_factor(0.0, 20.0) - 2.0).abs() < 1e-3);
         let spike = Traffic::Spike { at_s: 5.0, duration_s: 2.0, factor: 4.0 };
         assert_eq!((spike.factor(4.9), spike.factor(5.0), spike.factor(7.0)), (1.0, 4.0, 1.0));
+    }
+
+    #[test]
+    fn one_curve_draws_the_replicas_factors_and_the_fleets_rates() {
+        let curve = |shape| Curve { shape, low: 10.0, high: 40.0, at_s: 100.0, length_s: 50.0, period_s: 1000.0 };
+        let at = |shape, t| curve(shape).at(t);
+        assert_eq!((at(TrafficShape::Constant, 500.0), curve(TrafficShape::Constant).highest()), (10.0, 10.0));
+        assert_eq!((at(TrafficShape::Step, 99.0), at(TrafficShape::Step, 100.0)), (10.0, 40.0));
+        assert_eq!(
+            (at(TrafficShape::Ramp, 100.0), at(TrafficShape::Ramp, 125.0), at(TrafficShape::Ramp, 1e6)),
+            (10.0, 25.0, 40.0)
+        );
+        assert_eq!((at(TrafficShape::Spike, 100.0), at(TrafficShape::Spike, 150.0)), (40.0, 10.0));
+        assert_eq!((at(TrafficShape::Diurnal, 0.0), at(TrafficShape::Diurnal, 500.0)), (10.0, 40.0));
+        assert_eq!(curve(TrafficShape::Diurnal).highest(), 40.0);
+        // A fleet's traffic is that curve from base_rps to peak_rps, its day the whole run.
+        let fleet = crate::fleet::TrafficConfig {
+            shape: TrafficShape::Ramp,
+            base_rps: 10.0,
+            peak_rps: 40.0,
+            at_s: 100.0,
+            length_s: 50.0,
+            ..Default::default()
+        };
+        assert_eq!(fleet.rate_at(125.0, 1000.0), at(TrafficShape::Ramp, 125.0));
+        let day = crate::fleet::TrafficConfig { shape: TrafficShape::Diurnal, ..fleet };
+        assert_eq!(day.rate_at(250.0, 1000.0), at(TrafficShape::Diurnal, 250.0));
+        // Both configs write a shape by the same name.
+        for (shape, name) in
+            [(TrafficShape::Constant, "constant"), (TrafficShape::Diurnal, "diurnal"), (TrafficShape::Spike, "spike")]
+        {
+            assert_eq!(serde_json::to_string(&shape).unwrap(), format!("\"{name}\""));
+        }
     }
 
     #[test]

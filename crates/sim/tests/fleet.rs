@@ -3,9 +3,9 @@
 //! order near the knee, a cold start's breach, and the caps.
 
 use kneelab_sim::fleet::{
-    AutoscalerConfig, FleetConfig, FleetResult, FleetRunConfig, Router, RouterConfig, Signal, TrafficConfig,
-    TrafficShape, run_fleet,
+    AutoscalerConfig, FleetConfig, FleetResult, FleetRunConfig, Router, RouterConfig, Signal, TrafficConfig, run_fleet,
 };
+use kneelab_sim::traffic::TrafficShape;
 use kneelab_sim::{Config, CostConfig, DistConfig, EngineConfig, LoadConfig, RunConfig, WorkloadConfig, simulate};
 
 /// One request at a time, 10 ms a step, geometric outputs of mean 10: a replica that is an

@@ -4,8 +4,9 @@
 mod common;
 
 use common::textbook;
-use kneelab_sim::config::{TrafficConfig, TrafficShape};
+use kneelab_sim::config::TrafficConfig;
 use kneelab_sim::sweep::{SweepOptions, sweep};
+use kneelab_sim::traffic::TrafficShape;
 use kneelab_sim::{Config, DistConfig, LoadConfig, Options, RunConfig, Simulation};
 
 /// 64 seats with a 1 ms step and 2-token answers: the replica keeps up, so arrivals are admitted
