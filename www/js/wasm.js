@@ -82,8 +82,8 @@ export function loadKneelab() {
   const gen = generation;
   const attempt = (async () => {
     // The first instance is the glue's own URL, so `import('/pkg/kneelab_web.js')` shares it.
-    const wasm = await import(gen === 0 ? GLUE : `${GLUE}?instance=${gen}`);
-    const response = await fetch(WASM);
+    // The wasm is asked for at once, beside the glue, not a round trip after it.
+    const [wasm, response] = await Promise.all([import(gen === 0 ? GLUE : `${GLUE}?instance=${gen}`), fetch(WASM)]);
     const type = response.headers.get('content-type') || 'no type';
     const served = type === 'application/wasm' ? '' : `this site serves ${WASM.pathname} as ${type}, not application/wasm`;
     let exports;
