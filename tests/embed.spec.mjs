@@ -58,10 +58,13 @@ test.beforeAll(async () => {
   const course = path.join(root, 'courses', 'x');
   fs.cpSync(pkgDir, path.join(course, 'kneelab'), { recursive: true });
   fs.cpSync(pkgDir, path.join(work, 'cdn', 'kneelab'), { recursive: true });
+  // The README's tags for loading sooner, as an author would paste them.
+  const readme = fs.readFileSync(path.join(pkgDir, 'README.md'), 'utf8');
+  const sooner = readme.match(/\*\*Loading sooner\.\*\*[\s\S]*?```html\n([\s\S]*?)```/)[1].replaceAll('kneelab/', '../kneelab/');
   writePage(
     path.join(course, 'lesson-32'),
     'Lesson 32',
-    '<script type="module" src="../kneelab/js/knee-lab.js"></script>',
+    `${sooner}<script type="module" src="../kneelab/js/knee-lab.js"></script>`,
     '<h1>Lesson 32: the knee</h1>\n<knee-lab load="0.9" workload="chat" requests="1000" panels="latency throughput"><p id="fallback">The lab needs JavaScript.</p></knee-lab>',
   );
   const frame = path.join(course, 'iframe');
@@ -200,8 +203,12 @@ console.log(made.timings.input.length, DEFAULT_STATE.maxNumSeqs);
 
 test('at a subpath, under a strict CSP (default-src, script-src, style-src): it runs with no violation', async ({ page: pg }) => {
   await watchCsp(pg);
+  const wasm = [];
+  pg.on('request', (req) => req.url().endsWith('.wasm') && wasm.push(new URL(req.url()).pathname));
   await pg.goto(`${site.origin}/courses/x/lesson-32/`);
   expect(await labsSettled(pg)).toBe(1);
+  // The README's preload is the very request the lab uses: one download, not two.
+  expect(wasm).toEqual(['/courses/x/kneelab/pkg/kneelab_web_bg.wasm']);
   const lab = pg.locator('knee-lab');
   await expect(lab.locator('[data-metric=ttft_p99] dd')).toHaveText(/^\d[\d.,]* (ms|s)$/);
   expect(await inked(pg, 'latency')).toBeGreaterThan(1000);

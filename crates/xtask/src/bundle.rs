@@ -59,7 +59,8 @@ pub fn build_site(www: &Path, dev: bool) -> Result<(PathBuf, Vec<PathBuf>)> {
             }
         }
     }
-    bundle(&esbuild, www, &entries, &out, dev)?;
+    let meta = meta_path();
+    bundle(&esbuild, www, &entries, &out, dev, Some(&meta))?;
     check_relative_urls(&out)?;
     // CSS and the glue: minified one by one (no bundling: the glue must stay beside its wasm).
     let mut minify = Vec::new();
@@ -100,11 +101,116 @@ pub fn build_site(www: &Path, dev: bool) -> Result<(PathBuf, Vec<PathBuf>)> {
     }
     cmd.arg("--log-level=warning");
     crate::run_step("esbuild: minify the CSS and the wasm glue", &mut cmd)?;
+    write_preloads(&meta, www, &out, &html_pages(www)?)?;
     Ok((out, unbundled))
 }
 
-/// Bundles `entries` (paths relative to `www`) into `out`, split and (unless `dev`) minified.
-pub fn bundle(esbuild: &Path, www: &Path, entries: &[String], out: &Path, dev: bool) -> Result<()> {
+/// Where [`bundle`] has esbuild describe its output, for [`write_preloads`].
+pub fn meta_path() -> PathBuf {
+    repo_root().join("target").join("bundle-meta.json")
+}
+
+/// Gives each of `pages` (HTML files in `out`, which [`bundle`] wrote with `meta`) the
+/// [`preloads`] of its module scripts, in place of any it had.
+pub fn write_preloads(meta: &Path, www: &Path, out: &Path, pages: &[String]) -> Result<()> {
+    let meta: serde_json::Value = serde_json::from_str(&fs::read_to_string(meta)?)
+        .with_context(|| format!("reading esbuild's {}", meta.display()))?;
+    for page in pages {
+        let path = out.join(page);
+        let html = fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        let links = preloads(&meta, www, out, &module_scripts(&html));
+        fs::write(&path, with_preloads(&html, &links)).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The `<link>`s a page's head gives for what it needs at once, so that nothing waits for the
+/// module that imports it (a round trip each on a slow link): every chunk its module `scripts`
+/// import statically, at any depth, as esbuild's `meta` lists them; and, where those hold
+/// js/wasm.js (a lab, which loads the simulator as it connects), the wasm-bindgen glue and the
+/// wasm it fetches beside it.
+fn preloads(meta: &serde_json::Value, www: &Path, out: &Path, scripts: &[String]) -> Vec<String> {
+    let outputs = meta["outputs"].as_object().cloned().unwrap_or_default();
+    // Output paths are relative to esbuild's directory (www); the page's, to the site.
+    let site_path = |key: &str| {
+        let mut path = PathBuf::new();
+        for part in www.join(key).components() {
+            match part {
+                std::path::Component::ParentDir => {
+                    path.pop();
+                }
+                part => path.push(part),
+            }
+        }
+        path.strip_prefix(out).ok().map(|p| p.to_string_lossy().replace('\\', "/"))
+    };
+    let mut todo: Vec<String> = outputs
+        .iter()
+        .filter(|(_, o)| o["entryPoint"].as_str().is_some_and(|e| scripts.iter().any(|s| s == e)))
+        .map(|(key, _)| key.clone())
+        .collect();
+    let entries = todo.clone();
+    let (mut seen, mut links, mut lab) = (Vec::new(), Vec::new(), false);
+    while let Some(key) = todo.pop() {
+        if seen.contains(&key) {
+            continue;
+        }
+        let output = &outputs[&key];
+        lab |= output["inputs"].get("js/wasm.js").is_some();
+        if !entries.contains(&key)
+            && let Some(href) = site_path(&key)
+        {
+            links.push(format!(r#"<link rel="modulepreload" href="./{href}">"#));
+        }
+        for import in output["imports"].as_array().into_iter().flatten() {
+            if import["kind"] == "import-statement" && import["external"] != true {
+                todo.push(import["path"].as_str().unwrap_or_default().to_string());
+            }
+        }
+        seen.push(key);
+    }
+    links.sort();
+    if lab {
+        let glue = crate::web::CRATE_NAME;
+        links.push(format!(r#"<link rel="modulepreload" href="./pkg/{glue}.js">"#));
+        links.push(format!(
+            r#"<link rel="preload" href="./pkg/{glue}_bg.wasm" as="fetch" type="application/wasm" crossorigin>"#
+        ));
+    }
+    links
+}
+
+/// `html` with `links` on their own lines before its first module script, and without the
+/// preload links it had (a page copied from another build).
+fn with_preloads(html: &str, links: &[String]) -> String {
+    let html: String = html
+        .split_inclusive('\n')
+        .filter(|line| {
+            !line.trim_start().starts_with("<link rel=\"modulepreload\"")
+                && !line.trim_start().starts_with("<link rel=\"preload\"")
+        })
+        .collect();
+    match html.find("<script type=\"module\"") {
+        Some(at) if !links.is_empty() => {
+            let line_start = html[..at].rfind('\n').map_or(0, |i| i + 1);
+            let indent = &html[line_start..at];
+            let block: String = links.iter().map(|l| format!("{l}\n{indent}")).collect();
+            format!("{}{block}{}", &html[..at], &html[at..])
+        }
+        _ => html,
+    }
+}
+
+/// Bundles `entries` (paths relative to `www`) into `out`, split and (unless `dev`) minified;
+/// esbuild describes what it wrote (each output's imports) in `meta`, if given.
+pub fn bundle(
+    esbuild: &Path,
+    www: &Path,
+    entries: &[String],
+    out: &Path,
+    dev: bool,
+    meta: Option<&Path>,
+) -> Result<()> {
     let mut cmd = Command::new(esbuild);
     cmd.current_dir(www)
         .args(entries)
@@ -114,6 +220,9 @@ pub fn bundle(esbuild: &Path, www: &Path, entries: &[String], out: &Path, dev: b
         .arg("--log-level=warning");
     if !dev {
         cmd.arg("--minify");
+    }
+    if let Some(meta) = meta {
+        cmd.arg(format!("--metafile={}", meta.display()));
     }
     crate::run_step(&format!("esbuild: bundle {} entries into {}", entries.len(), rel(out).display()), &mut cmd)
 }
@@ -237,6 +346,39 @@ mod tests {
             <script type="module" src="/abs.js"></script>
             <script type="module">inline()</script>"#;
         assert_eq!(module_scripts(html), ["main.js", "js/lab-page.js"]);
+    }
+
+    #[test]
+    fn preloads_what_a_page_imports_statically_and_a_labs_wasm() {
+        let (www, out) = (Path::new("/r/www"), Path::new("/r/target/site"));
+        let meta = serde_json::json!({ "outputs": {
+            "../target/site/js/lab-page.js": { "entryPoint": "js/lab-page.js", "inputs": {},
+                "imports": [{ "path": "../target/site/js/chunk-A.js", "kind": "import-statement" }] },
+            "../target/site/js/chunk-A.js": { "inputs": { "js/wasm.js": {} },
+                "imports": [{ "path": "../target/site/js/chunk-B.js", "kind": "import-statement" },
+                            { "path": "../target/site/js/chunk-L.js", "kind": "dynamic-import" }] },
+            "../target/site/js/chunk-B.js": { "inputs": {}, "imports": [] },
+            "../target/site/js/chunk-L.js": { "inputs": {}, "imports": [] },
+            "../target/site/main.js": { "entryPoint": "main.js", "inputs": {}, "imports": [] },
+        }});
+        let links = preloads(&meta, www, out, &["js/lab-page.js".to_string()]);
+        assert_eq!(
+            links,
+            [
+                r#"<link rel="modulepreload" href="./js/chunk-A.js">"#,
+                r#"<link rel="modulepreload" href="./js/chunk-B.js">"#,
+                r#"<link rel="modulepreload" href="./pkg/kneelab_web.js">"#,
+                r#"<link rel="preload" href="./pkg/kneelab_web_bg.wasm" as="fetch" type="application/wasm" crossorigin>"#,
+            ]
+        );
+        // A page without a lab preloads no wasm; one with nothing to import, nothing.
+        assert!(preloads(&meta, www, out, &["main.js".to_string()]).is_empty());
+        // The links go before the module script, at its indentation, in place of older ones.
+        let html = "<head>\n  <link rel=\"modulepreload\" href=\"./js/old.js\">\n  <script type=\"module\" src=\"x.js\"></script>\n</head>\n";
+        assert_eq!(
+            with_preloads(html, &links[..1]),
+            "<head>\n  <link rel=\"modulepreload\" href=\"./js/chunk-A.js\">\n  <script type=\"module\" src=\"x.js\"></script>\n</head>\n"
+        );
     }
 
     #[test]

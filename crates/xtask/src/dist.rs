@@ -64,7 +64,10 @@ pub fn run(args: &Args) -> Result<()> {
     let esbuild =
         crate::web::node_tool("esbuild")?.context("the package's modules are bundled with esbuild: install npm")?;
     let entries = ENTRIES.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    crate::bundle::bundle(&esbuild, &root.join("www"), &entries, &dist, false)?;
+    let meta = crate::bundle::meta_path();
+    crate::bundle::bundle(&esbuild, &root.join("www"), &entries, &dist, false, Some(&meta))?;
+    // lab.html came from the site, whose chunks are not the package's.
+    crate::bundle::write_preloads(&meta, &root.join("www"), &dist, &["lab.html".to_string()])?;
     let manifest = package_json();
     fs::write(dist.join("package.json"), serde_json::to_string_pretty(&manifest)? + "\n")?;
 

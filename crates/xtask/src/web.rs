@@ -12,7 +12,7 @@ use crate::{cargo, describe, rel, repo_root};
 
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
 /// The wasm-bindgen output name: www/main.js imports `./pkg/kneelab_web.js`.
-const CRATE_NAME: &str = "kneelab_web";
+pub const CRATE_NAME: &str = "kneelab_web";
 /// The second module, kneelab-web with its `paste` feature, which the lesson's "paste your
 /// scrapes" loads on first use: `./pkg/kneelab_paste.js`.
 pub const PASTE_NAME: &str = "kneelab_paste";
