@@ -10,6 +10,7 @@ mod fuzz;
 mod serve;
 mod test;
 mod web;
+mod weigh;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -38,6 +39,8 @@ enum Task {
     Test(test::Args),
     /// Run the simulation benchmark (crates/sim/examples/bench.rs) in release mode.
     Bench(bench::Args),
+    /// Build the page's first wasm module with its names kept and print what each part of it weighs.
+    Weigh,
     /// Fuzz the config schema: a million generated configs (crates/sim/tests/fuzz.rs), release mode.
     Fuzz(fuzz::Args),
 }
@@ -50,6 +53,7 @@ fn main() -> ExitCode {
         Task::Test(args) => test::run(&args),
         Task::Bench(args) => bench::run(&args),
         Task::Fuzz(args) => fuzz::run(&args),
+        Task::Weigh => weigh::run(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

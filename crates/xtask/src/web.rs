@@ -48,7 +48,7 @@ pub fn run(args: &Args) -> Result<()> {
         if args.dev {
             println!("dev build: wasm-opt skipped (the wasm keeps its debug info)");
         } else {
-            optimise(&bg_wasm)?;
+            optimise(&bg_wasm, false)?;
         }
     }
     write_schema(&out_dir)?;
@@ -128,7 +128,7 @@ fn remap_paths() -> String {
 
 /// Builds kneelab-web for wasm32 (with `features`, if any) and returns the path of the `.wasm`
 /// cargo produced.
-fn build_wasm(dev: bool, features: Option<&str>) -> Result<PathBuf> {
+pub fn build_wasm(dev: bool, features: Option<&str>) -> Result<PathBuf> {
     let profile = if dev { "dev" } else { "wasm-release" };
     let mut cmd = cargo();
     cmd.args(["build", "-p", "kneelab-web", "--target", WASM_TARGET])
@@ -164,7 +164,7 @@ fn build_wasm(dev: bool, features: Option<&str>) -> Result<PathBuf> {
 
 /// Runs wasm-bindgen (as a library, same version as the wasm-bindgen crate) into `out_dir`, as
 /// `name.js` and `name_bg.wasm`.
-fn bindgen(wasm: &Path, out_dir: &Path, name: &str, dev: bool) -> Result<()> {
+pub fn bindgen(wasm: &Path, out_dir: &Path, name: &str, dev: bool) -> Result<()> {
     println!("==> wasm-bindgen --target web -> {}/{name}.js", rel(out_dir).display());
     wasm_bindgen_cli_support::Bindgen::new()
         .input_path(wasm)
@@ -178,9 +178,10 @@ fn bindgen(wasm: &Path, out_dir: &Path, name: &str, dev: bool) -> Result<()> {
         .with_context(|| format!("wasm-bindgen failed on {}", wasm.display()))
 }
 
-/// Shrinks the wasm in place with the npm package binaryen's wasm-opt ([`node_tool`]). Debian's
+/// Shrinks the wasm in place with the npm package binaryen's wasm-opt ([`node_tool`]), keeping
+/// its function names if `names` (for `cargo xtask weigh`; the code is the same). Debian's
 /// binaryen (108) is too old: its output fails to load in Chromium.
-fn optimise(wasm: &Path) -> Result<()> {
+pub fn optimise(wasm: &Path, names: bool) -> Result<()> {
     let Some(wasm_opt) = node_tool("wasm-opt")? else {
         println!("warning: the wasm is unoptimised (about a third larger)");
         return Ok(());
@@ -189,7 +190,8 @@ fn optimise(wasm: &Path) -> Result<()> {
     // Plain -Oz: `--all-features` would emit imports Chromium rejects. The toolchain's custom
     // sections (producers, target features) are nothing a browser reads: about 250 bytes gzipped.
     let mut cmd = Command::new(&wasm_opt);
-    cmd.args(["-Oz", "--strip-producers", "--strip-target-features"]).arg(wasm).arg("-o").arg(wasm);
+    cmd.args(names.then_some("-g")).args(["-Oz", "--strip-producers", "--strip-target-features"]);
+    cmd.arg(wasm).arg("-o").arg(wasm);
     println!("==> wasm-opt -Oz\n    $ {}", describe(&cmd));
     let status = cmd.status().with_context(|| format!("could not start {}", wasm_opt.display()))?;
     if !status.success() {
