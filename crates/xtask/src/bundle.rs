@@ -180,15 +180,18 @@ fn preloads(meta: &serde_json::Value, www: &Path, out: &Path, scripts: &[String]
     links
 }
 
-/// `html` with `links` on their own lines before its first module script, and without the
-/// preload links it had (a page copied from another build).
+/// `html` with `links` on their own lines before its first module script, and without the links
+/// of this kind it had (a page copied from another build); a page's own preloads of other files
+/// stay.
 fn with_preloads(html: &str, links: &[String]) -> String {
+    const OURS: [&str; 3] = [
+        r#"<link rel="modulepreload" href="./js/"#,
+        r#"<link rel="modulepreload" href="./pkg/"#,
+        r#"<link rel="preload" href="./pkg/"#,
+    ];
     let html: String = html
         .split_inclusive('\n')
-        .filter(|line| {
-            !line.trim_start().starts_with("<link rel=\"modulepreload\"")
-                && !line.trim_start().starts_with("<link rel=\"preload\"")
-        })
+        .filter(|line| !OURS.iter().any(|ours| line.trim_start().starts_with(ours)))
         .collect();
     match html.find("<script type=\"module\"") {
         Some(at) if !links.is_empty() => {
@@ -373,11 +376,15 @@ mod tests {
         );
         // A page without a lab preloads no wasm; one with nothing to import, nothing.
         assert!(preloads(&meta, www, out, &["main.js".to_string()]).is_empty());
-        // The links go before the module script, at its indentation, in place of older ones.
-        let html = "<head>\n  <link rel=\"modulepreload\" href=\"./js/old.js\">\n  <script type=\"module\" src=\"x.js\"></script>\n</head>\n";
+        // The links go before the module script, at its indentation, in place of older ones (a
+        // page's own preload of a font stays).
+        let font = r#"<link rel="preload" href="./font.woff2" as="font" crossorigin>"#;
+        let script = r#"<script type="module" src="x.js"></script>"#;
+        let html =
+            format!("<head>\n  {font}\n  <link rel=\"modulepreload\" href=\"./js/old.js\">\n  {script}\n</head>\n");
         assert_eq!(
-            with_preloads(html, &links[..1]),
-            "<head>\n  <link rel=\"modulepreload\" href=\"./js/chunk-A.js\">\n  <script type=\"module\" src=\"x.js\"></script>\n</head>\n"
+            with_preloads(&html, &links[..1]),
+            format!("<head>\n  {font}\n  {}\n  {script}\n</head>\n", links[0])
         );
     }
 
