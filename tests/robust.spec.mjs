@@ -153,6 +153,8 @@ test.describe('a crashed simulator', () => {
         'crashForTest: the module was asked to trap',
         'kneelab_web.js?instance=',
         'kneelab_web_bg.wasm: net::',
+        // The wasm is fetched beside the glue, so its cut request is logged too.
+        'kneelab_web_bg.wasm:0)',
         'dynamically imported module',
         'Failed to fetch',
       ],
