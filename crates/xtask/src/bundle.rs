@@ -152,10 +152,7 @@ fn preloads(meta: &serde_json::Value, www: &Path, out: &Path, scripts: &[String]
     let entries = todo.clone();
     let (mut seen, mut links, mut lab) = (Vec::new(), Vec::new(), false);
     while let Some(key) = todo.pop() {
-        if seen.contains(&key) {
-            continue;
-        }
-        let output = &outputs[&key];
+        let Some(output) = outputs.get(&key).filter(|_| !seen.contains(&key)) else { continue };
         lab |= output["inputs"].get("js/wasm.js").is_some();
         if !entries.contains(&key)
             && let Some(href) = site_path(&key)
