@@ -207,7 +207,12 @@ impl CostModel {
     /// The time of a step computing `tokens` tokens for `seqs` sequences while reading
     /// `context_tokens` of KV cache.
     pub fn step_s(&self, tokens: u64, seqs: u64, context_tokens: u64) -> f64 {
-        self.compute_s(tokens) + self.per_seq_s() * seqs as f64 + self.per_context_s() * context_tokens as f64
+        self.step_s_after(self.compute_s(tokens), seqs, context_tokens)
+    }
+
+    /// [`CostModel::step_s`] given its [`CostModel::compute_s`] (a caller that remembers it).
+    pub fn step_s_after(&self, compute_s: f64, seqs: u64, context_tokens: u64) -> f64 {
+        compute_s + self.per_seq_s() * seqs as f64 + self.per_context_s() * context_tokens as f64
     }
 
     /// The part of a step's time that depends only on the tokens computed.

@@ -901,7 +901,7 @@ impl Simulation {
         if slot.0 != tokens {
             *slot = (tokens, cost.compute_s(tokens));
         }
-        slot.1 + cost.per_seq_s() * self.plan.seqs() as f64 + cost.per_context_s() * self.plan.context as f64
+        cost.step_s_after(slot.1, self.plan.seqs(), self.plan.context)
     }
 
     /// How many identical steps the formed step stands for, and their times.

@@ -244,7 +244,8 @@ fn print_sizes(site: &Path, unbundled: &[PathBuf]) -> Result<()> {
         let raw = bytes.len() as u64;
         // What `serve` sends: the precompressed twin where there is one.
         let twin = crate::compress::twin(file);
-        let gzip = if twin.is_file() { fs::metadata(&twin)?.len() } else { gzipped_len(&bytes)? };
+        let gzip =
+            if twin.is_file() { fs::metadata(&twin)?.len() } else { gzipped_len(&bytes, Compression::default())? };
         let mut name = file.strip_prefix(site).unwrap_or(file).display().to_string();
         // The paste and fleet modules are fetched only when a reader gets to them: not part
         // of the page's load.
@@ -283,13 +284,14 @@ pub fn collect_files(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
     Ok(())
 }
 
-fn gzipped_len(bytes: &[u8]) -> Result<u64> {
-    let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
+/// `bytes` gzipped at `level`, in bytes.
+pub fn gzipped_len(bytes: &[u8], level: Compression) -> Result<u64> {
+    let mut encoder = GzEncoder::new(Vec::new(), level);
     encoder.write_all(bytes)?;
     Ok(encoder.finish()?.len() as u64)
 }
 
 /// `1234567` -> `1205.6 KiB`; small files in bytes.
-fn human(bytes: u64) -> String {
+pub fn human(bytes: u64) -> String {
     if bytes < 1024 { format!("{bytes} B") } else { format!("{:.1} KiB", bytes as f64 / 1024.0) }
 }

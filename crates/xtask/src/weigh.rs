@@ -5,15 +5,14 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Write;
 
 use anyhow::{Context, Result};
-use flate2::{Compression, write::GzEncoder};
+use flate2::Compression;
 use wasmparser::{Name, Parser, Payload};
 
 use crate::{rel, repo_root, web};
 
-/// The parts, in the order they are printed when they weigh the same.
+/// The parts a function or the data can belong to.
 const PARTS: [&str; 9] = [
     "the engine (kneelab-sim, kneelab-lab)",
     "exports (wasm-bindgen shims, with what they inline)",
@@ -36,21 +35,23 @@ pub fn run() -> Result<()> {
     web::optimise(&module, true)?;
     let bytes = fs::read(&module).with_context(|| format!("reading {}", module.display()))?;
     let parts = parts(&bytes)?;
-    let (raw, gzipped): (usize, usize) = parts.values().fold((0, 0), |(r, g), p| (r + p.len(), g + gzip(p)));
+    // (gzipped, raw, part), heaviest first.
+    let mut rows = Vec::new();
+    for (part, bytes) in &parts {
+        rows.push((web::gzipped_len(bytes, Compression::best())?, bytes.len() as u64, *part));
+    }
+    rows.sort_by_key(|&(gzipped, ..)| std::cmp::Reverse(gzipped));
     println!(
         "\nwhat {} is made of ({}, its names kept):",
         module.file_name().unwrap().to_string_lossy(),
         rel(&dir).display()
     );
     println!("    {:<66} {:>10} {:>14}", "part", "raw", "gzipped alone");
-    let mut rows: Vec<_> = parts.iter().map(|(part, bytes)| (gzip(bytes), bytes.len(), *part)).collect();
-    rows.sort_by(|a, b| {
-        b.0.cmp(&a.0).then(PARTS.iter().position(|p| p == &a.2).cmp(&PARTS.iter().position(|p| p == &b.2)))
-    });
-    for (gz, raw, part) in rows {
-        println!("    {part:<66} {:>10} {:>14}", kib(raw), kib(gz));
+    for &(gzipped, raw, part) in &rows {
+        println!("    {part:<66} {:>10} {:>14}", web::human(raw), web::human(gzipped));
     }
-    println!("    {:<66} {:>10} {:>14}", "all of it", kib(raw), kib(gzipped));
+    let (gzipped, raw) = rows.iter().fold((0, 0), |(g, r), &(gz, raw, _)| (g + gz, r + raw));
+    println!("    {:<66} {:>10} {:>14}", "all of it", web::human(raw), web::human(gzipped));
     println!("(each part gzipped by itself, so the column sums to a little more than the module gzipped whole)");
     Ok(())
 }
@@ -122,16 +123,6 @@ fn part_of(name: &str) -> &'static str {
         | "__rust_realloc" => PARTS[7],
         _ => PARTS[6],
     }
-}
-
-fn gzip(bytes: &[u8]) -> usize {
-    let mut gz = GzEncoder::new(Vec::new(), Compression::best());
-    gz.write_all(bytes).expect("writing to a Vec");
-    gz.finish().expect("writing to a Vec").len()
-}
-
-fn kib(bytes: usize) -> String {
-    format!("{:.1} KiB", bytes as f64 / 1024.0)
 }
 
 #[cfg(test)]
