@@ -16,6 +16,11 @@ async function fuzzWasm({ seed, count, selfThrowing = false }) {
   // The engine's own functions and a lab's readings from its capacity: the third module.
   const { loadLater } = await import('/js/later.js');
   const later = await loadLater();
+  // The lesson's picture of one engine step (`ReplicaView`) is its own first module's, which the
+  // lab's page does not load: an instance of it beside the lab's.
+  const lesson = await import('/pkg/kneelab_lesson.js');
+  await lesson.default();
+  if (typeof lesson.ReplicaView !== 'function') throw new Error('the lesson module has no ReplicaView');
   const { default: SCHEMA } = await import('/pkg/kneelab_schema.js');
 
   // mulberry32: small, seeded, good enough to pick cases. (fuzzAttributes has its own copy: each
@@ -201,7 +206,7 @@ async function fuzzWasm({ seed, count, selfThrowing = false }) {
     ['SweepJob', () => keep(jobs, new wasm.SweepJob(chance(0.7) ? randomConfig() : hostile(), loadsArg()))],
     ['job.step', () => stepSome(jobs)],
     ['job.result', () => jobs.length && pick(jobs).result()],
-    ['ReplicaView', () => keep(views, new wasm.ReplicaView(chance(0.7) ? randomConfig() : hostile()))],
+    ['ReplicaView', () => keep(views, new lesson.ReplicaView(chance(0.7) ? randomConfig() : hostile()))],
     ['view.step', () => stepSome(views)],
     ['view.snapshot', () => views.length && pick(views).snapshot()],
     ['view.draw', () => views.length && pick(views).draw(chance(0.7) ? canvas : hostile0(), chance(0.6) ? chance(0.5) : hostile0())],

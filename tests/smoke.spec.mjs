@@ -3,9 +3,27 @@ import { test, expect, openPage } from './helpers.mjs';
 test('the page loads its wasm module and shows its version', async ({ page }) => {
   await openPage(page);
   // Ask the (already initialised) module itself, so the page can't just hard-code a string.
-  const version = await page.evaluate(async () => (await import('/pkg/kneelab_web.js')).version());
+  const version = await page.evaluate(async () => (await import('/pkg/kneelab_lesson.js')).version());
   expect(version).toMatch(/^kneelab \d+\.\d+\.\d+/);
   await expect(page.locator('body')).toContainText(version);
+});
+
+// The lesson page loads the lesson's first module (the lab's, with the picture of one engine step
+// that opens it), named in its head; the lab alone loads the lab's; neither page loads both.
+test('each page loads one first module: the lesson its own, the lab alone the lab’s', async ({ page }) => {
+  for (const [url, loads, skips] of [['/', 'kneelab_lesson', 'kneelab_web'], ['/lab.html', 'kneelab_web', 'kneelab_lesson']]) {
+    const asked = [];
+    const record = (req) => asked.push(new URL(req.url()).pathname);
+    page.on('request', record);
+    await openPage(page, url);
+    await page.evaluate(() => Promise.all([...document.querySelectorAll('knee-lab')].map((l) => l.ready)));
+    page.off('request', record);
+    expect(asked, url).toContain(`/pkg/${loads}_bg.wasm`);
+    expect(asked, url).toContain(`/pkg/${loads}.js`);
+    expect(asked.filter((p) => p.startsWith(`/pkg/${skips}`)), url).toEqual([]);
+    const hasView = await page.evaluate(async () => typeof (await (await import('/js/wasm.js')).loadKneelab()).ReplicaView);
+    expect(hasView, url).toBe(url === '/' ? 'function' : 'undefined');
+  }
 });
 
 test('the wasm is served as application/wasm', async ({ request }) => {

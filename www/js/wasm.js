@@ -19,8 +19,20 @@ export function pkgUrl(file) {
   return new URL(`../pkg/${file}`, import.meta.url);
 }
 
-const GLUE = pkgUrl('kneelab_web.js').href;
-const WASM = pkgUrl('kneelab_web_bg.wasm');
+/**
+ * The first modules a page can load: the lab's, and the lesson's, which adds the picture of one
+ * engine step (`ReplicaView`). A page names the lesson's in its head with
+ * `<meta name="kneelab-module" content="kneelab_lesson">`; one module a page, which every lab on
+ * it shares.
+ */
+const MODULES = ['kneelab_web', 'kneelab_lesson'];
+
+/** This page's module: its glue's URL and its wasm's. */
+function moduleFiles() {
+  const named = globalThis.document?.querySelector('meta[name=kneelab-module]')?.content;
+  const name = MODULES.includes(named) ? named : MODULES[0];
+  return { glue: pkgUrl(`${name}.js`).href, wasm: pkgUrl(`${name}_bg.wasm`) };
+}
 /** Why the wasm loaded the slow way (a wrong MIME type), for the labs to say; or ''. */
 let note = '';
 export const kneelabNote = () => note;
@@ -74,18 +86,24 @@ export function discardKneelab(gen = generation) {
 }
 
 /**
- * The initialised module: `Lab`, `SweepJob`, `ReplicaView`, `version`, the formatters... (the
- * engine's own `simulate`, `sweep` and `size` are the third module's: later.js).
+ * The initialised module: `Lab`, `SweepJob`, `version`, the formatters..., and on the lesson
+ * page `ReplicaView` (the engine's own `simulate`, `sweep` and `size` are the third module's:
+ * later.js).
  */
 export function loadKneelab() {
   if (loading) return loading;
   const gen = generation;
   const attempt = (async () => {
-    // The first instance is the glue's own URL, so `import('/pkg/kneelab_web.js')` shares it.
+    // The first instance is the glue's own URL, so `import('/pkg/kneelab_web.js')` (on the lab's
+    // page) shares it.
     // The wasm is asked for at once, beside the glue, not a round trip after it.
-    const [wasm, response] = await Promise.all([import(gen === 0 ? GLUE : `${GLUE}?instance=${gen}`), fetch(WASM)]);
+    const files = moduleFiles();
+    const [wasm, response] = await Promise.all([
+      import(gen === 0 ? files.glue : `${files.glue}?instance=${gen}`),
+      fetch(files.wasm),
+    ]);
     const type = response.headers.get('content-type') || 'no type';
-    const served = type === 'application/wasm' ? '' : `this site serves ${WASM.pathname} as ${type}, not application/wasm`;
+    const served = type === 'application/wasm' ? '' : `this site serves ${files.wasm.pathname} as ${type}, not application/wasm`;
     let exports;
     try {
       exports = await wasm.default({ module_or_path: response });

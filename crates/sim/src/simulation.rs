@@ -30,12 +30,13 @@ pub struct Options {
     /// Measured requests to pass over before tracing starts (0: trace the first ones).
     pub trace_from: u32,
     /// Take a [`Snapshot`] of the first step that carries a prefill chunk once this many
-    /// requests have arrived (`None`: none)...
+    /// requests have arrived (`None`: none; a build without the `steps` feature takes none)...
     pub snapshot_after: Option<u64>,
     /// ...and has at least this many requests waiting.
     pub snapshot_min_waiting: u32,
     /// Record every engine iteration of a window of the run (`None`: none, and the loop pays
-    /// one branch a step). The run itself is the same either way, bit for bit.
+    /// one branch a step; a build without the `steps` feature records none). The run itself is
+    /// the same either way, bit for bit.
     pub step_trace: Option<StepWindow>,
     /// Work budget in request-visits (see [`MAX_WORK`]); a run that needs more stops with
     /// `truncated: true`.
@@ -558,7 +559,8 @@ impl Simulation {
             self.state = State::Failed(ConfigError::new("", "the engine could not schedule any request"));
             return false;
         }
-        if !self.recorder.has_snapshot()
+        if cfg!(feature = "steps")
+            && !self.recorder.has_snapshot()
             && self.options.snapshot_after.is_some_and(|k| self.arrived > k)
             && self.batch.num_waiting() >= self.options.snapshot_min_waiting as usize
         {
@@ -568,7 +570,7 @@ impl Simulation {
         let jump = self.plan_jump(start);
         let (k, end) = (jump.steps, start + jump_s(jump.steps, jump.first_s, jump.growth_s));
         let traced_from = self.recorder.traced_steps();
-        if let Some(window) = self.options.step_trace {
+        if let Some(window) = self.options.step_trace.filter(|_| cfg!(feature = "steps")) {
             // A jump that reaches past the window's start is traced, then its steps before it
             // are dropped (`Recorder::untrace_before`), so a window opens at the first step at or after it.
             self.tracing = self.arrived > window.after_arrivals
@@ -835,7 +837,7 @@ impl Simulation {
             return;
         }
         let measured = self.measured_ids.is_some_and(|m| m.contains(id));
-        if self.options.step_trace.is_some() {
+        if cfg!(feature = "steps") && self.options.step_trace.is_some() {
             self.arrivals.push((id, arrival.time_s));
         }
         if self.measured_ids.is_some_and(|m| m.from == id) {

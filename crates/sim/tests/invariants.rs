@@ -168,6 +168,7 @@ fn traces_are_consistent_timelines() {
 /// A snapshot is one step as the engine formed it: no more seats than the cap, no more tokens
 /// than the budget, a prefill chunk in it, the queue front-first; and taking one, or tracing,
 /// changes nothing the run reports.
+#[cfg(feature = "steps")]
 #[test]
 fn a_snapshot_is_one_consistent_step_and_costs_the_run_nothing() {
     let config = rag(LoadConfig::open_offered(0.85), 2_000);

@@ -4,8 +4,12 @@
 use kneelab_lab::Lab;
 use kneelab_plot::plotters::coord::Shift;
 use kneelab_plot::plotters::prelude::*;
-use kneelab_plot::{Chrome, DrawResult, Style, format_percent, latency, queue, replica, tail, throughput, timeline};
-use kneelab_sim::{QueuePoint, Snapshot, Sweep, Trace};
+#[cfg(any(feature = "lesson", feature = "player", test))]
+use kneelab_plot::replica;
+use kneelab_plot::{Chrome, DrawResult, Style, format_percent, latency, queue, tail, throughput, timeline};
+#[cfg(any(feature = "lesson", feature = "player", test))]
+use kneelab_sim::Snapshot;
+use kneelab_sim::{QueuePoint, Sweep, Trace};
 use plotters_canvas::CanvasBackend;
 use web_sys::HtmlCanvasElement;
 
@@ -304,6 +308,7 @@ pub fn tail_data(references: &[(f64, &[f64])], current: Option<(f64, &[f64])>, s
 }
 
 /// A step snapshot as the replica chart draws it.
+#[cfg(any(feature = "lesson", feature = "player", test))]
 pub fn replica_data(s: &Snapshot) -> replica::ReplicaData {
     let kind = |seat: &kneelab_sim::Seat| match (seat.step_tokens, seat.prefill) {
         (0, _) => replica::SeatKind::Idle,

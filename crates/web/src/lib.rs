@@ -24,6 +24,7 @@ mod paste;
 mod player;
 mod read;
 mod readouts;
+#[cfg(any(feature = "lesson", test))]
 mod replica;
 
 #[cfg(feature = "engine")]
@@ -36,6 +37,7 @@ pub use lab::Lab;
 pub use paste::Paste;
 #[cfg(feature = "player")]
 pub use player::ReplicaPlayer;
+#[cfg(feature = "lesson")]
 pub use replica::ReplicaView;
 
 /// Runs once when the module is instantiated: route Rust panics to the browser console.

@@ -118,18 +118,29 @@ pub fn write_preloads(meta: &Path, www: &Path, out: &Path, pages: &[String]) -> 
     for page in pages {
         let path = out.join(page);
         let html = fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-        let links = preloads(&meta, www, out, &module_scripts(&html));
+        let links = preloads(&meta, www, out, &module_scripts(&html), page_module(&html));
         fs::write(&path, with_preloads(&html, &links)).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
+}
+
+/// The first wasm module a page's labs load (js/wasm.js reads the same tag): the one its
+/// `<meta name="kneelab-module">` names, if it is one of the two, or the lab's.
+fn page_module(html: &str) -> &'static str {
+    const TAG: &str = r#"<meta name="kneelab-module" content=""#;
+    let named = html.find(TAG).and_then(|at| html[at + TAG.len()..].split('"').next());
+    match named {
+        Some(name) if name == crate::web::LESSON_NAME => crate::web::LESSON_NAME,
+        _ => crate::web::CRATE_NAME,
+    }
 }
 
 /// The `<link>`s a page's head gives for what it needs at once, so that nothing waits for the
 /// module that imports it (a round trip each on a slow link): every chunk its module `scripts`
 /// import statically, at any depth, as esbuild's `meta` lists them; and, where those hold
 /// js/wasm.js (a lab, which loads the simulator as it connects), the wasm-bindgen glue and the
-/// wasm it fetches beside it.
-fn preloads(meta: &serde_json::Value, www: &Path, out: &Path, scripts: &[String]) -> Vec<String> {
+/// wasm of its first module, `glue`, fetched beside it.
+fn preloads(meta: &serde_json::Value, www: &Path, out: &Path, scripts: &[String], glue: &str) -> Vec<String> {
     let outputs = meta["outputs"].as_object().cloned().unwrap_or_default();
     // Output paths are relative to esbuild's directory (www); the page's, to the site.
     let site_path = |key: &str| {
@@ -168,7 +179,6 @@ fn preloads(meta: &serde_json::Value, www: &Path, out: &Path, scripts: &[String]
     }
     links.sort();
     if lab {
-        let glue = crate::web::CRATE_NAME;
         links.push(format!(r#"<link rel="modulepreload" href="./pkg/{glue}.js">"#));
         links.push(format!(
             r#"<link rel="preload" href="./pkg/{glue}_bg.wasm" as="fetch" type="application/wasm" crossorigin>"#
@@ -361,7 +371,7 @@ mod tests {
             "../target/site/js/chunk-L.js": { "inputs": {}, "imports": [] },
             "../target/site/main.js": { "entryPoint": "main.js", "inputs": {}, "imports": [] },
         }});
-        let links = preloads(&meta, www, out, &["js/lab-page.js".to_string()]);
+        let links = preloads(&meta, www, out, &["js/lab-page.js".to_string()], crate::web::CRATE_NAME);
         assert_eq!(
             links,
             [
@@ -372,7 +382,7 @@ mod tests {
             ]
         );
         // A page without a lab preloads no wasm; one with nothing to import, nothing.
-        assert!(preloads(&meta, www, out, &["main.js".to_string()]).is_empty());
+        assert!(preloads(&meta, www, out, &["main.js".to_string()], crate::web::CRATE_NAME).is_empty());
         // The links go before the module script, at its indentation, in place of older ones (a
         // page's own preload of a font stays).
         let font = r#"<link rel="preload" href="./font.woff2" as="font" crossorigin>"#;
@@ -383,6 +393,14 @@ mod tests {
             with_preloads(&html, &links[..1]),
             format!("<head>\n  {font}\n  {}\n  {script}\n</head>\n", links[0])
         );
+    }
+
+    #[test]
+    fn a_page_names_its_first_module_in_its_head_or_gets_the_lab_s() {
+        let head = |content: &str| format!("<head>\n  <meta name=\"kneelab-module\" content=\"{content}\">\n</head>");
+        assert_eq!(page_module(&head("kneelab_lesson")), "kneelab_lesson");
+        assert_eq!(page_module(&head("kneelab_later")), "kneelab_web", "only the two first modules");
+        assert_eq!(page_module("<head></head>"), "kneelab_web");
     }
 
     #[test]

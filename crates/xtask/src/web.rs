@@ -11,8 +11,13 @@ use flate2::{Compression, write::GzEncoder};
 use crate::{cargo, describe, rel, repo_root};
 
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
-/// The wasm-bindgen output name: www/main.js imports `./pkg/kneelab_web.js`.
+/// The wasm-bindgen output name of the first module, the one a lab loads as it connects
+/// (js/wasm.js): `./pkg/kneelab_web.js`.
 pub const CRATE_NAME: &str = "kneelab_web";
+/// The lesson page's first module in its place: kneelab-web with its `lesson` feature (the
+/// opening picture of one engine step), which a page asks for in its head with
+/// `<meta name="kneelab-module" content="kneelab_lesson">`.
+pub const LESSON_NAME: &str = "kneelab_lesson";
 /// The second module, kneelab-web with its `paste` feature, which the lesson's "paste your
 /// scrapes" loads on first use: `./pkg/kneelab_paste.js`.
 pub const PASTE_NAME: &str = "kneelab_paste";
@@ -40,8 +45,13 @@ pub fn run(args: &Args) -> Result<()> {
     if out_dir.exists() {
         fs::remove_dir_all(&out_dir).with_context(|| format!("removing {}", out_dir.display()))?;
     }
-    for (features, name) in [(None, CRATE_NAME), (Some("paste"), PASTE_NAME), (Some("fleet,player,engine"), LATER_NAME)]
-    {
+    let modules = [
+        (None, CRATE_NAME),
+        (Some("lesson"), LESSON_NAME),
+        (Some("paste"), PASTE_NAME),
+        (Some("fleet,player,engine"), LATER_NAME),
+    ];
+    for (features, name) in modules {
         let wasm = build_wasm(args.dev, features)?;
         bindgen(&wasm, &out_dir, name, args.dev)?;
         let bg_wasm = out_dir.join(format!("{name}_bg.wasm"));

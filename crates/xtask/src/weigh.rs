@@ -1,7 +1,8 @@
-//! `cargo xtask weigh`: what the page's first wasm module is made of, part by part. It builds the
-//! module as `build-web` ships it but keeps its function names (wasm-opt's `-g`; the code is the
-//! same), reads the code and data sections with wasmparser, sorts each function into a part by
-//! its name and gzips each part alone. Where to look when the page is too heavy.
+//! `cargo xtask weigh`: what a lab's wasm module (kneelab_web, the first a lab loads) is made of,
+//! part by part. It builds the module as `build-web` ships it but keeps its function names
+//! (wasm-opt's `-g`; the code is the same), reads the code and data sections with wasmparser,
+//! sorts each function into a part by its name and gzips each part alone. Where to look when the
+//! page is too heavy.
 
 use std::collections::BTreeMap;
 use std::fs;
