@@ -6,15 +6,24 @@
 import fs from 'node:fs';
 import { test, expect, openPage } from './helpers.mjs';
 
-/** Calls `fn(wasm, arg, later)` in the page with both modules loaded; returns what it returns. */
+/**
+ * Calls `fn(wasm, arg, later, lesson)` in the page with the lab's module, the third and the
+ * lesson's (its `SweepJob` and `ReplicaView`, beside the lab's) loaded; returns what it returns.
+ */
 async function withWasm(page, fn, arg) {
   return page.evaluate(
     async ([source, arg]) => {
       const { loadKneelab } = await import('/js/wasm.js');
       const { loadLater } = await import('/js/later.js');
-      const [wasm, later] = await Promise.all([loadKneelab(), loadLater()]);
+      const lesson = await import('/pkg/kneelab_lesson.js');
+      const [wasm, later] = await Promise.all([loadKneelab(), loadLater(), lesson.default()]);
       // eslint-disable-next-line no-new-func
-      return new Function('wasm', 'arg', 'later', `return (${source})(wasm, arg, later);`)(wasm, arg, later);
+      return new Function('wasm', 'arg', 'later', 'lesson', `return (${source})(wasm, arg, later, lesson);`)(
+        wasm,
+        arg,
+        later,
+        lesson,
+      );
     },
     [fn.toString(), arg],
   );
@@ -50,10 +59,10 @@ test('the page computes the CLI’s numbers to the bit: every example equals its
 // run (it once ran the capacity measurement, then each point, whole: a 50,000-request point was
 // one call, and a long task on a slow machine), and ends in the third module's `sweep()` exactly.
 test('a SweepJob runs in calls of bounded work and gives sweep()’s result to the bit', async ({ page }) => {
-  const r = await withWasm(page, (wasm, _, later) => {
+  const r = await withWasm(page, (wasm, _, later, lesson) => {
     const config = { workload: { preset: 'rag' }, load: { mode: 'open' }, run: { requests: 50000 } };
     const loads = [0.5, 0.9, 1.1];
-    const job = new wasm.SweepJob(config, loads);
+    const job = new lesson.SweepJob(config, loads);
     let calls = 1;
     while (job.step()) calls++;
     return { calls, job: JSON.stringify(job.result()), whole: JSON.stringify(later.sweep(config, loads)) };
@@ -96,7 +105,7 @@ test('simulate rejects what the CLI rejects, with the CLI message', async ({ pag
 });
 
 test('wrong arguments from JS are errors naming them, and the Lab stays usable', async ({ page }) => {
-  const result = await withWasm(page, (wasm, _, later) => {
+  const result = await withWasm(page, (wasm, _, later, lesson) => {
     const messages = [];
     const attempt = (fn) => {
       try {
@@ -118,7 +127,7 @@ test('wrong arguments from JS are errors naming them, and the Lab stays usable',
     attempt(() => later.sweep({}, [0.5, 'x']));
     attempt(() => later.size({ max_num_seqs: 64, batch_s: Symbol('s'), peak_qps: 40 }));
     attempt(() => later.size(64));
-    attempt(() => new wasm.SweepJob({}, 7));
+    attempt(() => new lesson.SweepJob({}, 7));
     // After every failure above, the same Lab takes a config and runs.
     lab.setConfig(config);
     lab.setLoad(0.5);

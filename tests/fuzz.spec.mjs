@@ -16,8 +16,8 @@ async function fuzzWasm({ seed, count, selfThrowing = false }) {
   // The engine's own functions and a lab's readings from its capacity: the third module.
   const { loadLater } = await import('/js/later.js');
   const later = await loadLater();
-  // The lesson's picture of one engine step (`ReplicaView`) is its own first module's, which the
-  // lab's page does not load: an instance of it beside the lab's.
+  // The lesson's sweeps and picture of one engine step (`SweepJob`, `ReplicaView`) are its own
+  // first module's, which the lab's page does not load: an instance of it beside the lab's.
   const lesson = await import('/pkg/kneelab_lesson.js');
   await lesson.default();
   if (typeof lesson.ReplicaView !== 'function') throw new Error('the lesson module has no ReplicaView');
@@ -203,7 +203,7 @@ async function fuzzWasm({ seed, count, selfThrowing = false }) {
     ['readouts', () => labOf().readouts()],
     ['sweepResult', () => labOf().sweepResult()],
     ['draw', () => labOf().draw(chance(0.9) ? pick(CHARTS) : hostile0(), chance(0.6) ? canvas : hostile0(), chance(0.6) ? chance(0.5) : hostile0())],
-    ['SweepJob', () => keep(jobs, new wasm.SweepJob(chance(0.7) ? randomConfig() : hostile(), loadsArg()))],
+    ['SweepJob', () => keep(jobs, new lesson.SweepJob(chance(0.7) ? randomConfig() : hostile(), loadsArg()))],
     ['job.step', () => stepSome(jobs)],
     ['job.result', () => jobs.length && pick(jobs).result()],
     ['ReplicaView', () => keep(views, new lesson.ReplicaView(chance(0.7) ? randomConfig() : hostile()))],

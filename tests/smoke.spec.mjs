@@ -21,8 +21,12 @@ test('each page loads one first module: the lesson its own, the lab alone the la
     expect(asked, url).toContain(`/pkg/${loads}_bg.wasm`);
     expect(asked, url).toContain(`/pkg/${loads}.js`);
     expect(asked.filter((p) => p.startsWith(`/pkg/${skips}`)), url).toEqual([]);
-    const hasView = await page.evaluate(async () => typeof (await (await import('/js/wasm.js')).loadKneelab()).ReplicaView);
-    expect(hasView, url).toBe(url === '/' ? 'function' : 'undefined');
+    const lessons = await page.evaluate(async () => {
+      const wasm = await (await import('/js/wasm.js')).loadKneelab();
+      return [typeof wasm.ReplicaView, typeof wasm.SweepJob, typeof wasm.Lab];
+    });
+    const lesson = url === '/' ? 'function' : 'undefined';
+    expect(lessons, url).toEqual([lesson, lesson, 'function']);
   }
 });
 

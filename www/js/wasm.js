@@ -21,7 +21,7 @@ export function pkgUrl(file) {
 
 /**
  * The first modules a page can load: the lab's, and the lesson's, which adds the picture of one
- * engine step (`ReplicaView`). A page names the lesson's in its head with
+ * engine step (`ReplicaView`) and the lesson's sweeps (`SweepJob`). A page names the lesson's in its head with
  * `<meta name="kneelab-module" content="kneelab_lesson">`; one module a page, which every lab on
  * it shares.
  */
@@ -86,9 +86,9 @@ export function discardKneelab(gen = generation) {
 }
 
 /**
- * The initialised module: `Lab`, `SweepJob`, `version`, the formatters..., and on the lesson
- * page `ReplicaView` (the engine's own `simulate`, `sweep` and `size` are the third module's:
- * later.js).
+ * The initialised module: `Lab`, `version`, the formatters..., and on the lesson page
+ * `ReplicaView` and `SweepJob` (the engine's own `simulate`, `sweep` and `size` are the third
+ * module's: later.js).
  */
 export function loadKneelab() {
   if (loading) return loading;

@@ -16,6 +16,7 @@ mod charts;
 mod engine;
 #[cfg(feature = "fleet")]
 mod fleet;
+#[cfg(any(feature = "lesson", test))]
 mod job;
 mod lab;
 #[cfg(feature = "paste")]
@@ -31,6 +32,7 @@ mod replica;
 pub use engine::{SteadyRun, compare_loops, metrics_text, simulate, size, sweep};
 #[cfg(feature = "fleet")]
 pub use fleet::FleetLab;
+#[cfg(feature = "lesson")]
 pub use job::SweepJob;
 pub use lab::Lab;
 #[cfg(feature = "paste")]
