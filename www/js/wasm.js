@@ -21,9 +21,9 @@ export function pkgUrl(file) {
 
 /**
  * The first modules a page can load: the lab's, and the lesson's, which adds the picture of one
- * engine step (`ReplicaView`) and the lesson's sweeps (`SweepJob`). A page names the lesson's in its head with
- * `<meta name="kneelab-module" content="kneelab_lesson">`; one module a page, which every lab on
- * it shares.
+ * engine step (`ReplicaView`) and the lesson's sweeps (`SweepJob`). A page names the lesson's in
+ * its head with `<meta name="kneelab-module" content="kneelab_lesson">`; one module a page, which
+ * every lab on it shares.
  */
 const MODULES = ['kneelab_web', 'kneelab_lesson'];
 
@@ -95,8 +95,7 @@ export function loadKneelab() {
   const gen = generation;
   const attempt = (async () => {
     // The first instance is the glue's own URL, so `import('/pkg/kneelab_web.js')` (on the lab's
-    // page) shares it.
-    // The wasm is asked for at once, beside the glue, not a round trip after it.
+    // page) shares it. The wasm is asked for at once, beside the glue, not a round trip after it.
     const files = moduleFiles();
     const [wasm, response] = await Promise.all([
       import(gen === 0 ? files.glue : `${files.glue}?instance=${gen}`),

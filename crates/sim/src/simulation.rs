@@ -570,7 +570,7 @@ impl Simulation {
         let jump = self.plan_jump(start);
         let (k, end) = (jump.steps, start + jump_s(jump.steps, jump.first_s, jump.growth_s));
         let traced_from = self.recorder.traced_steps();
-        if let Some(window) = self.options.step_trace.filter(|_| cfg!(feature = "steps")) {
+        if let Some(window) = self.step_window() {
             // A jump that reaches past the window's start is traced, then its steps before it
             // are dropped (`Recorder::untrace_before`), so a window opens at the first step at or after it.
             self.tracing = self.arrived > window.after_arrivals
@@ -594,7 +594,7 @@ impl Simulation {
         self.finish_step(start, end, jump);
         if self.tracing {
             self.trace_arrivals(traced_from);
-            if let Some(window) = self.options.step_trace
+            if let Some(window) = self.step_window()
                 && start < window.after_s
             {
                 self.recorder.untrace_before(traced_from, window.after_s);
@@ -800,6 +800,13 @@ impl Simulation {
         self.arrivals.drain(..next);
     }
 
+    /// The window of steps to trace, if one was asked for: never in a build without the `steps`
+    /// feature (a lab's wasm), which saying so here leaves the tracing out of.
+    #[inline]
+    fn step_window(&self) -> Option<StepWindow> {
+        self.options.step_trace.filter(|_| cfg!(feature = "steps"))
+    }
+
     #[inline]
     fn record_gauges(&mut self, t: f64) {
         let (running, waiting) = (self.batch.num_running() as u32, self.batch.num_waiting() as u32);
@@ -837,7 +844,7 @@ impl Simulation {
             return;
         }
         let measured = self.measured_ids.is_some_and(|m| m.contains(id));
-        if cfg!(feature = "steps") && self.options.step_trace.is_some() {
+        if self.step_window().is_some() {
             self.arrivals.push((id, arrival.time_s));
         }
         if self.measured_ids.is_some_and(|m| m.from == id) {

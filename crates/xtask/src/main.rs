@@ -39,7 +39,7 @@ enum Task {
     Test(test::Args),
     /// Run the simulation benchmark (crates/sim/examples/bench.rs) in release mode.
     Bench(bench::Args),
-    /// Build the page's first wasm module with its names kept and print what each part of it weighs.
+    /// Build a lab's wasm module with its names kept and print what each part of it weighs.
     Weigh,
     /// Fuzz the config schema: a million generated configs (crates/sim/tests/fuzz.rs), release mode.
     Fuzz(fuzz::Args),
