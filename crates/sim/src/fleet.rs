@@ -22,7 +22,7 @@ use crate::error::ConfigError;
 use crate::limits::limits;
 use crate::sampling::{Gamma, Stream};
 use crate::scenario::{Scenario, Slo};
-use crate::simulation::{Finished, MAX_WORK, Options, Simulation, splitmix64};
+use crate::simulation::{Finished, MAX_WORK, Options, Simulation, gap_gamma, splitmix64};
 use crate::traffic::{Curve, TrafficShape};
 
 /// The most replicas a fleet may have at once.
@@ -90,17 +90,8 @@ impl Default for FleetConfig {
     }
 }
 
-/// How arrivals are spread around the rate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ArrivalKind {
-    /// A Poisson process (thinned).
-    Poisson,
-    /// A gamma renewal process with shape `burstiness` (below 1: burstier), thinned.
-    Gamma,
-}
-
-/// Offered traffic.
+/// Offered traffic: absolute rates, where a replica's `load.traffic` takes multiples of its
+/// base rate; the rest (`shape`, `at_s`, `duration_s`, `burstiness`) reads as it does there.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TrafficConfig {
@@ -113,10 +104,9 @@ pub struct TrafficConfig {
     /// When the step, ramp or spike starts.
     pub at_s: f64,
     /// How long the ramp rises, or the spike lasts.
-    pub length_s: f64,
-    /// Poisson or gamma arrivals.
-    pub arrivals: ArrivalKind,
-    /// Gamma shape of the gaps (gamma arrivals only).
+    pub duration_s: f64,
+    /// The gamma shape of the gaps between arrivals: 1 is Poisson, lower is burstier (as a
+    /// replica's `load.burstiness` and `vllm bench serve --burstiness`).
     pub burstiness: f64,
 }
 
@@ -127,8 +117,7 @@ impl Default for TrafficConfig {
             base_rps: 10.0,
             peak_rps: 60.0,
             at_s: 1_200.0,
-            length_s: 600.0,
-            arrivals: ArrivalKind::Poisson,
+            duration_s: 600.0,
             burstiness: 1.0,
         }
     }
@@ -142,7 +131,7 @@ impl TrafficConfig {
             low: self.base_rps,
             high: self.peak_rps,
             at_s: self.at_s,
-            length_s: self.length_s,
+            duration_s: self.duration_s,
             period_s: duration_s,
         }
     }
@@ -341,11 +330,8 @@ impl FleetConfig {
             return Err(ConfigError::new("traffic.base_rps", "no traffic: the rate is 0 throughout"));
         }
         check("traffic.at_s", t.at_s, 0.0, MAX_DURATION_S, true)?;
-        check("traffic.length_s", t.length_s, 0.0, MAX_DURATION_S, false)?;
+        check("traffic.duration_s", t.duration_s, 0.0, MAX_DURATION_S, false)?;
         check("traffic.burstiness", t.burstiness, 0.01, 100.0, true)?;
-        if t.arrivals == ArrivalKind::Poisson && t.burstiness != 1.0 {
-            return Err(ConfigError::new("traffic.burstiness", "applies to gamma arrivals only; set traffic.arrivals"));
-        }
         let expected = t.expected_requests(r.duration_s);
         if expected > MAX_FLEET_REQUESTS as f64 {
             return Err(ConfigError::new(
@@ -572,11 +558,8 @@ impl Fleet {
         let capacity_rps = limits(&scenario).rps;
         let stream = |k: u64| Stream::new(splitmix64(config.seed ^ splitmix64(k.wrapping_add(0xF1EE7))));
         let t = &config.traffic;
-        let gamma = match t.arrivals {
-            ArrivalKind::Gamma => Gamma::new(t.burstiness, 1.0 / t.burstiness),
-            ArrivalKind::Poisson => None,
-        };
-        let mut arrivals = Arrivals { gaps: stream(1), thin: stream(2), gamma, max_rps: t.max_rps(), t: 0.0 };
+        let mut arrivals =
+            Arrivals { gaps: stream(1), thin: stream(2), gamma: gap_gamma(t.burstiness), max_rps: t.max_rps(), t: 0.0 };
         let next_arrival_s = arrivals.next(t, config.run.duration_s);
         let a = &config.autoscaler;
         let mut fleet = Fleet {

@@ -113,7 +113,7 @@ pub fn lab_day() -> FleetConfig {
             base_rps: 20.0,
             peak_rps: 45.0,
             at_s: 1_500.0,
-            length_s: 600.0,
+            duration_s: 600.0,
             ..TrafficConfig::default()
         },
         router: RouterConfig { policy: Router::LeastOutstanding },

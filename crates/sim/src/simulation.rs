@@ -244,7 +244,7 @@ fn burstiness(scenario: &Scenario) -> f64 {
 }
 
 /// Gamma gaps with shape `burstiness` and mean 1 (`None`: exponential).
-fn gap_gamma(burstiness: f64) -> Option<Gamma> {
+pub(crate) fn gap_gamma(burstiness: f64) -> Option<Gamma> {
     if burstiness != 1.0 { Gamma::new(burstiness, 1.0 / burstiness) } else { None }
 }
 

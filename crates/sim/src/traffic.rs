@@ -27,11 +27,11 @@ pub enum TrafficShape {
     Constant,
     /// The low level, then the high one from `at_s` on.
     Step,
-    /// The low level, then a straight line to the high one, reached `length` after `at_s`.
+    /// The low level, then a straight line to the high one, reached `duration_s` after `at_s`.
     Ramp,
     /// A day: the low level (the trough) at its start and end, the high one half a period in.
     Diurnal,
-    /// The high level for `length` from `at_s`, the low one otherwise.
+    /// The high level for `duration_s` from `at_s`, the low one otherwise.
     Spike,
 }
 
@@ -47,7 +47,7 @@ pub struct Curve {
     /// When the step, ramp or spike starts, in seconds.
     pub at_s: f64,
     /// How long the ramp rises or the spike lasts, in seconds.
-    pub length_s: f64,
+    pub duration_s: f64,
     /// One day, from trough to trough, in seconds.
     pub period_s: f64,
 }
@@ -65,13 +65,13 @@ impl Curve {
                     high
                 }
             }
-            TrafficShape::Ramp => low + (high - low) * ((t_s - self.at_s) / self.length_s).clamp(0.0, 1.0),
+            TrafficShape::Ramp => low + (high - low) * ((t_s - self.at_s) / self.duration_s).clamp(0.0, 1.0),
             TrafficShape::Diurnal => {
                 let phase = std::f64::consts::TAU * (t_s / self.period_s);
                 low + (high - low) * (1.0 - libm::cos(phase)) / 2.0
             }
             TrafficShape::Spike => {
-                if (self.at_s..self.at_s + self.length_s).contains(&t_s) {
+                if (self.at_s..self.at_s + self.duration_s).contains(&t_s) {
                     high
                 } else {
                     low
@@ -209,18 +209,18 @@ impl Traffic {
     /// The curve of factors this draws: from 1 to `factor`, or a day from `trough` to 1.
     pub fn curve(&self) -> Curve {
         let flat =
-            Curve { shape: TrafficShape::Constant, low: 1.0, high: 1.0, at_s: 0.0, length_s: 0.0, period_s: 0.0 };
+            Curve { shape: TrafficShape::Constant, low: 1.0, high: 1.0, at_s: 0.0, duration_s: 0.0, period_s: 0.0 };
         match *self {
             Traffic::Constant => flat,
             Traffic::Step { at_s, factor } => Curve { shape: TrafficShape::Step, high: factor, at_s, ..flat },
             Traffic::Ramp { at_s, duration_s, factor } => {
-                Curve { shape: TrafficShape::Ramp, high: factor, at_s, length_s: duration_s, ..flat }
+                Curve { shape: TrafficShape::Ramp, high: factor, at_s, duration_s, ..flat }
             }
             Traffic::Diurnal { period_s, trough } => {
                 Curve { shape: TrafficShape::Diurnal, low: trough, period_s, ..flat }
             }
             Traffic::Spike { at_s, duration_s, factor } => {
-                Curve { shape: TrafficShape::Spike, high: factor, at_s, length_s: duration_s, ..flat }
+                Curve { shape: TrafficShape::Spike, high: factor, at_s, duration_s, ..flat }
             }
         }
     }
@@ -285,7 +285,7 @@ mod tests {
 
     #[test]
     fn one_curve_draws_the_replicas_factors_and_the_fleets_rates() {
-        let curve = |shape| Curve { shape, low: 10.0, high: 40.0, at_s: 100.0, length_s: 50.0, period_s: 1000.0 };
+        let curve = |shape| Curve { shape, low: 10.0, high: 40.0, at_s: 100.0, duration_s: 50.0, period_s: 1000.0 };
         let at = |shape, t| curve(shape).at(t);
         assert_eq!((at(TrafficShape::Constant, 500.0), curve(TrafficShape::Constant).highest()), (10.0, 10.0));
         assert_eq!((at(TrafficShape::Step, 99.0), at(TrafficShape::Step, 100.0)), (10.0, 40.0));
@@ -302,7 +302,7 @@ mod tests {
             base_rps: 10.0,
             peak_rps: 40.0,
             at_s: 100.0,
-            length_s: 50.0,
+            duration_s: 50.0,
             ..Default::default()
         };
         assert_eq!(fleet.rate_at(125.0, 1000.0), at(TrafficShape::Ramp, 125.0));

@@ -168,6 +168,32 @@ fn a_cold_start_breaches_the_slo_for_about_its_length_and_a_margin_removes_it() 
     assert_eq!(b, 0.0);
 }
 
+/// A fleet's `traffic.burstiness` means what a replica's `load.burstiness` means: one replica
+/// behind the router waits as a lone replica does under gaps of the same gamma shape, and
+/// burstier gaps wait longer than Poisson ones.
+#[test]
+fn traffic_burstiness_means_what_a_replicas_load_burstiness_means() {
+    let ttft_mean = |burstiness: f64| {
+        let mut fleet = queue_like(1, 0.7, Router::RoundRobin);
+        fleet.traffic.burstiness = burstiness;
+        let r = run(&fleet);
+        let single = simulate(&Config {
+            load: LoadConfig { burstiness: Some(burstiness), ..LoadConfig::open_rate(fleet.traffic.base_rps) },
+            run: RunConfig { requests: 40_000, warmup_requests: Some(2_000) },
+            ..fleet.replica_config()
+        })
+        .unwrap();
+        println!(
+            "burstiness {burstiness}: fleet {:.4} s, one replica {:.4} s",
+            r.totals.ttft_mean_s, single.ttft_s.mean
+        );
+        assert!((r.totals.ttft_mean_s / single.ttft_s.mean - 1.0).abs() < 0.1, "burstiness {burstiness}");
+        r.totals.ttft_mean_s
+    };
+    let (poisson, bursty) = (ttft_mean(1.0), ttft_mean(0.25));
+    assert!(bursty > 1.5 * poisson, "{bursty} vs {poisson}");
+}
+
 #[test]
 fn caps_and_bad_values_name_their_field() {
     type Spoil = Box<dyn Fn(&mut FleetConfig)>;
@@ -180,6 +206,8 @@ fn caps_and_bad_values_name_their_field() {
         ("run.sample_s", Box::new(|c| c.run.sample_s = 0.0)),
         ("traffic.peak_rps", Box::new(|c| c.traffic.peak_rps = 90_000.0)),
         ("traffic.base_rps", Box::new(|c| c.traffic.base_rps = f64::NAN)),
+        ("traffic.burstiness", Box::new(|c| c.traffic.burstiness = 0.0)),
+        ("traffic.duration_s", Box::new(|c| c.traffic.duration_s = -1.0)),
         ("engine.max_num_seqs", Box::new(|c| c.engine.max_num_seqs = 0)),
     ];
     for (path, spoil) in cases {

@@ -138,3 +138,26 @@ fn misuse_names_the_field() {
     let e = Config::from_json(text).unwrap_err();
     assert!(e.to_string().contains("load.traffic"), "{e}");
 }
+
+/// A fleet's traffic and a replica's `load.traffic` differ only in their levels (rates there,
+/// multiples of the base rate here): the rest of one config reads in the other.
+#[test]
+fn a_fleets_traffic_names_the_curve_as_a_replicas_does() {
+    let fleet = serde_json::to_value(kneelab_sim::fleet::TrafficConfig::default()).unwrap();
+    let shared = ["shape", "at_s", "duration_s", "burstiness"];
+    for key in shared {
+        assert!(fleet.get(key).is_some(), "the fleet's traffic has no {key}: {fleet}");
+    }
+    let replica: Config = serde_json::from_value(serde_json::json!({
+        "load": {"mode": "open", "offered_load": 0.5, "burstiness": 0.5,
+                 "traffic": {"shape": "spike", "at_s": 60.0, "duration_s": 30.0, "factor": 2.0}}
+    }))
+    .unwrap();
+    let traffic = replica.load.traffic.unwrap();
+    assert_eq!((traffic.shape, traffic.at_s, traffic.duration_s), (TrafficShape::Spike, Some(60.0), Some(30.0)));
+    let fleet: kneelab_sim::fleet::TrafficConfig = serde_json::from_value(serde_json::json!(
+        {"shape": "spike", "at_s": 60.0, "duration_s": 30.0, "burstiness": 0.5, "base_rps": 10.0, "peak_rps": 20.0}
+    ))
+    .unwrap();
+    assert_eq!((fleet.shape, fleet.at_s, fleet.duration_s, fleet.burstiness), (TrafficShape::Spike, 60.0, 30.0, 0.5));
+}
