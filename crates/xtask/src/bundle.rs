@@ -45,7 +45,7 @@ pub fn build_site(www: &Path, dev: bool) -> Result<(PathBuf, Vec<PathBuf>)> {
         fs::remove_dir_all(&out).with_context(|| format!("removing {}", out.display()))?;
     }
     fs::create_dir_all(&out)?;
-    let Some(esbuild) = crate::web::node_tool("esbuild")? else {
+    let Some(esbuild) = crate::node_tool("esbuild")? else {
         println!("warning: esbuild is missing, so the page is served unbundled and unminified (heavier)");
         copy_tree(www, &out, &|_| true)?;
         return Ok((out, Vec::new()));
@@ -66,7 +66,7 @@ pub fn build_site(www: &Path, dev: bool) -> Result<(PathBuf, Vec<PathBuf>)> {
     let mut minify = Vec::new();
     let mut unbundled = Vec::new();
     let mut files = Vec::new();
-    crate::web::collect_files(www, &mut files)?;
+    crate::collect_files(www, &mut files)?;
     for file in &files {
         let relative = file.strip_prefix(www).expect("collected under www/");
         let name = relative.to_string_lossy().replace('\\', "/");
@@ -130,8 +130,8 @@ fn page_module(html: &str) -> &'static str {
     const TAG: &str = r#"<meta name="kneelab-module" content=""#;
     let named = html.find(TAG).and_then(|at| html[at + TAG.len()..].split('"').next());
     match named {
-        Some(name) if name == crate::web::LESSON_NAME => crate::web::LESSON_NAME,
-        _ => crate::web::CRATE_NAME,
+        Some(name) if name == crate::modules::LESSON_NAME => crate::modules::LESSON_NAME,
+        _ => crate::modules::CRATE_NAME,
     }
 }
 
@@ -301,7 +301,7 @@ fn module_scripts(html: &str) -> Vec<String> {
 /// relative URLs would resolve from somewhere its source did not live.
 fn check_relative_urls(out: &Path) -> Result<()> {
     let mut files = Vec::new();
-    crate::web::collect_files(out, &mut files)?;
+    crate::collect_files(out, &mut files)?;
     for file in files {
         let relative = file.strip_prefix(out).expect("collected under the output");
         let dir = relative.parent().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
@@ -319,7 +319,7 @@ fn check_relative_urls(out: &Path) -> Result<()> {
 /// Copies the files of `from` that `keep` accepts into `to`, keeping their paths.
 pub fn copy_tree(from: &Path, to: &Path, keep: &dyn Fn(&Path) -> bool) -> Result<()> {
     let mut files = Vec::new();
-    crate::web::collect_files(from, &mut files)?;
+    crate::collect_files(from, &mut files)?;
     for file in files {
         let relative = file.strip_prefix(from).expect("collected under the source");
         if !keep(relative) {
@@ -371,7 +371,7 @@ mod tests {
             "../target/site/js/chunk-L.js": { "inputs": {}, "imports": [] },
             "../target/site/main.js": { "entryPoint": "main.js", "inputs": {}, "imports": [] },
         }});
-        let links = preloads(&meta, www, out, &["js/lab-page.js".to_string()], crate::web::CRATE_NAME);
+        let links = preloads(&meta, www, out, &["js/lab-page.js".to_string()], crate::modules::CRATE_NAME);
         assert_eq!(
             links,
             [
@@ -382,7 +382,7 @@ mod tests {
             ]
         );
         // A page without a lab preloads no wasm; one with nothing to import, nothing.
-        assert!(preloads(&meta, www, out, &["main.js".to_string()], crate::web::CRATE_NAME).is_empty());
+        assert!(preloads(&meta, www, out, &["main.js".to_string()], crate::modules::CRATE_NAME).is_empty());
         // The links go before the module script, at its indentation, in place of older ones (a
         // page's own preload of a font stays).
         let font = r#"<link rel="preload" href="./font.woff2" as="font" crossorigin>"#;

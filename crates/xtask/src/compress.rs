@@ -18,7 +18,7 @@ const ITERATIONS: u64 = 15;
 /// time (the machines this builds on have two cores). Returns how many it wrote.
 pub fn precompress(site: &Path) -> Result<usize> {
     let mut files = Vec::new();
-    crate::web::collect_files(site, &mut files)?;
+    crate::collect_files(site, &mut files)?;
     files.retain(|f| compressible(f));
     // Every other file on a second thread, so the big ones (the wasm modules) are shared out too.
     std::thread::scope(|scope| {

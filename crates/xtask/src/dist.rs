@@ -62,7 +62,7 @@ pub fn run(args: &Args) -> Result<()> {
         fs::copy(&from, &to).with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
     }
     let esbuild =
-        crate::web::node_tool("esbuild")?.context("the package's modules are bundled with esbuild: install npm")?;
+        crate::node_tool("esbuild")?.context("the package's modules are bundled with esbuild: install npm")?;
     let entries = ENTRIES.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let meta = crate::bundle::meta_path();
     crate::bundle::bundle(&esbuild, &root.join("www"), &entries, &dist, false, Some(&meta))?;

@@ -7,12 +7,14 @@ mod bundle;
 mod compress;
 mod dist;
 mod fuzz;
+mod modules;
 mod serve;
 mod test;
 mod web;
 mod weigh;
 
 use std::ffi::OsString;
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
@@ -103,4 +105,43 @@ fn describe(cmd: &Command) -> String {
 /// `path` relative to the workspace root, for messages.
 fn rel(path: &Path) -> PathBuf {
     path.strip_prefix(repo_root()).unwrap_or(path).to_path_buf()
+}
+
+/// Every file under `dir`, recursively.
+fn collect_files(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
+    for entry in fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let path = entry?.path();
+        if path.is_dir() {
+            collect_files(&path, files)?;
+        } else {
+            files.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// A build tool from the browser suite's pinned npm packages (tests/package-lock.json):
+/// `tests/node_modules/.bin/NAME`. On a fresh clone it is not there yet: the packages are
+/// installed from the npm registry first (`npm ci --prefix tests`), so every build that serves or
+/// ships the page ships it optimised. `None` (with a warning) when npm itself is missing.
+fn node_tool(name: &str) -> Result<Option<PathBuf>> {
+    let tool = repo_root().join("tests/node_modules/.bin").join(name);
+    if tool.exists() {
+        return Ok(Some(tool));
+    }
+    println!(
+        "{name} is missing ({}): installing it from the npm registry with the browser suite's tools",
+        rel(&tool).display()
+    );
+    if Command::new("npm").arg("--version").output().is_err() {
+        println!("warning: npm is missing, so {name} cannot be installed. Install Node.js and npm, then build again.");
+        return Ok(None);
+    }
+    let mut npm = Command::new("npm");
+    npm.args(["ci", "--no-audit", "--no-fund", "--prefix"]).arg(repo_root().join("tests"));
+    run_step(&format!("npm ci --prefix tests (for {name})"), &mut npm)?;
+    if !tool.exists() {
+        bail!("npm ci --prefix tests installed no {}", rel(&tool).display());
+    }
+    Ok(Some(tool))
 }

@@ -8,24 +8,10 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, Result, bail};
 use flate2::{Compression, write::GzEncoder};
 
-use crate::{cargo, describe, rel, repo_root};
+use crate::modules::{CRATE_NAME, LATER_NAME, MODULES, PASTE_NAME};
+use crate::{cargo, collect_files, describe, node_tool, rel, repo_root};
 
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
-/// The wasm-bindgen output name of the first module, the one a lab loads as it connects
-/// (js/wasm.js): `./pkg/kneelab_web.js`.
-pub const CRATE_NAME: &str = "kneelab_web";
-/// The lesson page's first module in its place: kneelab-web with its `lesson` feature (the
-/// opening picture of one engine step), which a page asks for in its head with
-/// `<meta name="kneelab-module" content="kneelab_lesson">`.
-pub const LESSON_NAME: &str = "kneelab_lesson";
-/// The second module, kneelab-web with its `paste` feature, which the lesson's "paste your
-/// scrapes" loads on first use: `./pkg/kneelab_paste.js`.
-pub const PASTE_NAME: &str = "kneelab_paste";
-/// The third module, kneelab-web with its `fleet`, `player` and `engine` features, which the page
-/// loads when something below the lab's charts needs it (a `<fleet-lab>`, a lab's `replica` panel,
-/// the loop comparison, the `/metrics` text, sizing): `./pkg/kneelab_later.js`.
-pub const LATER_NAME: &str = "kneelab_later";
-
 /// Arguments of `cargo xtask build-web`.
 #[derive(clap::Args)]
 pub struct Args {
@@ -45,13 +31,7 @@ pub fn run(args: &Args) -> Result<()> {
     if out_dir.exists() {
         fs::remove_dir_all(&out_dir).with_context(|| format!("removing {}", out_dir.display()))?;
     }
-    let modules = [
-        (None, CRATE_NAME),
-        (Some("lesson"), LESSON_NAME),
-        (Some("paste"), PASTE_NAME),
-        (Some("fleet,player,engine"), LATER_NAME),
-    ];
-    for (features, name) in modules {
+    for (features, name) in MODULES {
         let wasm = build_wasm(args.dev, features)?;
         bindgen(&wasm, &out_dir, name, args.dev)?;
         let bg_wasm = out_dir.join(format!("{name}_bg.wasm"));
@@ -188,7 +168,7 @@ pub fn bindgen(wasm: &Path, out_dir: &Path, name: &str, dev: bool) -> Result<()>
         .with_context(|| format!("wasm-bindgen failed on {}", wasm.display()))
 }
 
-/// Shrinks the wasm in place with the npm package binaryen's wasm-opt ([`node_tool`]), keeping
+/// Shrinks the wasm in place with the npm package binaryen's wasm-opt ([`node_tool`](crate::node_tool)), keeping
 /// its function names if `names` (for `cargo xtask weigh`; the code is the same). Debian's
 /// binaryen (108) is too old: its output fails to load in Chromium.
 pub fn optimise(wasm: &Path, names: bool) -> Result<()> {
@@ -210,32 +190,6 @@ pub fn optimise(wasm: &Path, names: bool) -> Result<()> {
     let after = fs::metadata(wasm)?.len();
     println!("    {} -> {}", human(before), human(after));
     Ok(())
-}
-
-/// A build tool from the browser suite's pinned npm packages (tests/package-lock.json):
-/// `tests/node_modules/.bin/NAME`. On a fresh clone it is not there yet: the packages are
-/// installed from the npm registry first (`npm ci --prefix tests`), so every build that serves or
-/// ships the page ships it optimised. `None` (with a warning) when npm itself is missing.
-pub fn node_tool(name: &str) -> Result<Option<PathBuf>> {
-    let tool = repo_root().join("tests/node_modules/.bin").join(name);
-    if tool.exists() {
-        return Ok(Some(tool));
-    }
-    println!(
-        "{name} is missing ({}): installing it from the npm registry with the browser suite's tools",
-        rel(&tool).display()
-    );
-    if Command::new("npm").arg("--version").output().is_err() {
-        println!("warning: npm is missing, so {name} cannot be installed. Install Node.js and npm, then build again.");
-        return Ok(None);
-    }
-    let mut npm = Command::new("npm");
-    npm.args(["ci", "--no-audit", "--no-fund", "--prefix"]).arg(repo_root().join("tests"));
-    crate::run_step(&format!("npm ci --prefix tests (for {name})"), &mut npm)?;
-    if !tool.exists() {
-        bail!("npm ci --prefix tests installed no {}", rel(&tool).display());
-    }
-    Ok(Some(tool))
 }
 
 /// Prints raw and gzipped sizes (the precompressed twin's, which `serve` sends) of every file the
@@ -279,19 +233,6 @@ fn is_page_file(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     !name.ends_with(".d.ts")
         && matches!(path.extension().and_then(|e| e.to_str()), Some("html" | "css" | "js" | "mjs" | "wasm"))
-}
-
-/// Every file under `dir`, recursively.
-pub fn collect_files(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
-    for entry in fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
-        let path = entry?.path();
-        if path.is_dir() {
-            collect_files(&path, files)?;
-        } else {
-            files.push(path);
-        }
-    }
-    Ok(())
 }
 
 /// `bytes` gzipped at `level`, in bytes.

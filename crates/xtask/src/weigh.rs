@@ -31,8 +31,8 @@ pub fn run() -> Result<()> {
     web::ensure_wasm_target()?;
     let wasm = web::build_wasm(false, None)?;
     let dir = repo_root().join("target").join("weigh");
-    web::bindgen(&wasm, &dir, web::CRATE_NAME, false)?;
-    let module = dir.join(format!("{}_bg.wasm", web::CRATE_NAME));
+    web::bindgen(&wasm, &dir, crate::modules::CRATE_NAME, false)?;
+    let module = dir.join(format!("{}_bg.wasm", crate::modules::CRATE_NAME));
     web::optimise(&module, true)?;
     let bytes = fs::read(&module).with_context(|| format!("reading {}", module.display()))?;
     let parts = parts(&bytes)?;
