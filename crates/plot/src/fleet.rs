@@ -9,6 +9,7 @@ use crate::axes::{Axis, Ticks};
 use crate::format::{format_rate, format_seconds, format_tick};
 use crate::frame::{self, DrawResult};
 use crate::geom::{self, Run, Span};
+use crate::layout;
 use crate::legend::{Item, Swatch};
 use crate::marks::Side;
 use crate::style::Style;
@@ -123,7 +124,7 @@ fn draw_replicas<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &Fleet
             swatch: Swatch::Line { color: t.series.vermillion, dashed: false },
         },
     ];
-    let Some(plot) = frame::build_for(area, style, data.time_axis(), y, &legend, has_data)? else {
+    let Some(plot) = layout::build_for(area, style, data.time_axis(), y, &legend, has_data)? else {
         return Ok(());
     };
     plot.area(&ready, t.series.blue)?;
@@ -146,7 +147,7 @@ fn draw_ttft<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &FleetData
     let t = style.theme();
     let legend =
         [Item { label: "TTFT p99".into(), swatch: Swatch::Line { color: t.series.vermillion, dashed: false } }];
-    let Some(plot) = frame::build_for(area, style, data.time_axis(), y, &legend, !p99.is_empty())? else {
+    let Some(plot) = layout::build_for(area, style, data.time_axis(), y, &legend, !p99.is_empty())? else {
         return Ok(());
     };
     if let Some((_, y)) = slo {
@@ -176,7 +177,7 @@ fn draw_waiting<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &FleetD
     let narrow = frame::Frame::new(area, style).narrow;
     let label = if narrow { "waiting (fleet)" } else { "num_requests_waiting (fleet)" };
     let legend = [Item { label: label.into(), swatch: Swatch::Area(t.series.orange) }];
-    let Some(plot) = frame::build_for(area, style, data.time_axis(), y, &legend, !waiting.is_empty())? else {
+    let Some(plot) = layout::build_for(area, style, data.time_axis(), y, &legend, !waiting.is_empty())? else {
         return Ok(());
     };
     plot.area(&waiting, t.series.orange)?;

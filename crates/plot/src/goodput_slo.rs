@@ -8,6 +8,7 @@ use crate::axes::{Axis, Ticks};
 use crate::format::format_seconds;
 use crate::frame::{self, DrawResult};
 use crate::geom::{self, Span};
+use crate::layout;
 use crate::legend::{Item, Swatch};
 use crate::style::Style;
 
@@ -58,7 +59,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &GoodputSlo
         Item { label: "throughput".into(), swatch: Swatch::Line { color: t.series.blue, dashed: true } },
         Item { label: "goodput".into(), swatch: Swatch::Line { color: t.series.vermillion, dashed: false } },
     ];
-    let Some(plot) = frame::build_for(area, style, x, y, &legend, has_data)? else {
+    let Some(plot) = layout::build_for(area, style, x, y, &legend, has_data)? else {
         return Ok(());
     };
     plot.line(&goodput, t.series.vermillion, 2.0, false)?;

@@ -8,6 +8,7 @@ use crate::axes::{Axis, Ticks};
 use crate::format::{format_percent, format_seconds};
 use crate::frame::{self, DrawResult};
 use crate::geom::{self, Span};
+use crate::layout;
 use crate::legend::{Item, Swatch};
 use crate::marks::Side;
 use crate::style::Style;
@@ -107,7 +108,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &LatencyDat
         let label = if data.compare_label.is_empty() { "p99 (compare)" } else { data.compare_label.as_str() };
         legend.push(Item { label: label.into(), swatch: Swatch::Line { color: t.muted, dashed: true } });
     }
-    let Some(plot) = frame::build_for(area, style, x, y, &legend, has_data)? else {
+    let Some(plot) = layout::build_for(area, style, x, y, &legend, has_data)? else {
         return Ok(());
     };
 

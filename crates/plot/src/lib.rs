@@ -68,6 +68,7 @@ mod axes;
 mod format;
 mod frame;
 mod geom;
+mod layout;
 mod legend;
 mod marks;
 mod style;

@@ -9,6 +9,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use crate::axes::{Axis, Ticks};
 use crate::format::format_rate;
 use crate::frame::{self, DrawResult};
+use crate::layout;
 use crate::legend::{Item, Swatch};
 use crate::style::Style;
 
@@ -75,7 +76,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &LimitsData
             swatch: Swatch::Line { color: t.text, dashed: true },
         },
     ];
-    let Some(plot) = frame::build_for(area, style, x, y, &legend, has_data)? else {
+    let Some(plot) = layout::build_for(area, style, x, y, &legend, has_data)? else {
         return Ok(());
     };
     let top = y_hi;

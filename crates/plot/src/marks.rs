@@ -5,8 +5,9 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::frame::{DrawResult, Plot};
+use crate::frame::DrawResult;
 use crate::geom::{Rect, Run};
+use crate::layout::Plot;
 
 /// Where a horizontal reference line puts its label.
 #[derive(Clone, Copy, PartialEq)]

@@ -6,8 +6,9 @@ use plotters::prelude::*;
 
 use crate::axes::{Axis, Ticks};
 use crate::format::format_tick;
-use crate::frame::{self, DrawResult};
+use crate::frame::DrawResult;
 use crate::geom::{self, Span};
+use crate::layout;
 use crate::legend::{Item, Swatch};
 use crate::marks::Side;
 use crate::style::Style;
@@ -55,7 +56,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &QueueData,
         Item { label: "running".into(), swatch: Swatch::Area(t.series.blue) },
         Item { label: "waiting".into(), swatch: Swatch::Line { color: t.series.orange, dashed: false } },
     ];
-    let Some(plot) = frame::build_for(area, style, x, y, &legend, has_data)? else {
+    let Some(plot) = layout::build_for(area, style, x, y, &legend, has_data)? else {
         return Ok(());
     };
 

@@ -11,8 +11,9 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::axes::{Axis, Ticks};
 use crate::format::format_seconds;
-use crate::frame::{self, DrawResult};
+use crate::frame::DrawResult;
 use crate::geom;
+use crate::layout;
 use crate::legend::{Item, Swatch};
 use crate::marks::Side;
 use crate::style::Style;
@@ -99,7 +100,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &TailData, 
         legend
             .push(Item { label: c.label.clone(), swatch: Swatch::Line { color: t.series.vermillion, dashed: false } });
     }
-    let Some(plot) = frame::build_for(area, style, x, y, &legend, has_data)? else {
+    let Some(plot) = layout::build_for(area, style, x, y, &legend, has_data)? else {
         return Ok(());
     };
     let slo = data.slo_s.filter(positive);

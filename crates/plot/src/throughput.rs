@@ -9,6 +9,7 @@ use crate::format::{format_percent, format_tick};
 use crate::frame::{self, DrawResult};
 use crate::geom::{self, Span};
 use crate::latency::{load_axis, load_range};
+use crate::layout;
 use crate::legend::{Item, Swatch};
 use crate::marks::Side;
 use crate::style::Style;
@@ -76,7 +77,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &Throughput
     if !offered.is_empty() {
         legend.push(Item { label: "offered".into(), swatch: Swatch::Line { color: t.reference, dashed: false } });
     }
-    let Some(plot) = frame::build_for(area, style, x, y, &legend, has_data)? else {
+    let Some(plot) = layout::build_for(area, style, x, y, &legend, has_data)? else {
         return Ok(());
     };
 

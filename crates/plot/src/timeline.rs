@@ -7,8 +7,9 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::axes::{Axis, Ticks};
 use crate::format::{format_seconds, format_tick};
-use crate::frame::{self, DrawResult, Plot};
+use crate::frame::{self, DrawResult};
 use crate::geom::Span;
+use crate::layout::{self, Plot};
 use crate::legend::{Item, Swatch};
 use crate::style::Style;
 
@@ -124,7 +125,7 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &TimelineDa
         Item { label: "prefill".into(), swatch: Swatch::Bar { color: t.series.blue, light: false } },
         Item { label: "tokens".into(), swatch: Swatch::Ticks(t.series.bluish_green) },
     ];
-    let Some(plot) = frame::build_for(area, style, x, y, &legend, !requests.is_empty())? else {
+    let Some(plot) = layout::build_for(area, style, x, y, &legend, !requests.is_empty())? else {
         return Ok(());
     };
 
