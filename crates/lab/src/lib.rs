@@ -566,7 +566,7 @@ fn compare(
 ) -> Result<LoopComparison, ConfigError> {
     let dist = config.load.think_dist.unwrap_or_default();
     let base = Config { load: LoadConfig::default(), ..config.clone() };
-    let users = capacity::closed_users(load, think_s, &capacity);
+    let users = kneelab_sim::scenario::closed_users(load, think_s, &capacity);
     let side = |s: &Summary| LoopSide { throughput_rps: s.throughput_rps, ttft_p99_s: s.ttft_s.p99 };
     // The comparison's open loops are Poisson: a bursty slider run is not one of its sides.
     let poisson = config.load.burstiness.is_none_or(|b| b == 1.0);

@@ -7,11 +7,9 @@
 //! the `n`-th is counted over the time between them, after the initial backlog has formed. `n` is
 //! [`CAPACITY_REQUESTS`], or a share of a longer run's own requests ([`completions`]).
 
-use serde::{Deserialize, Serialize};
-
 use crate::config::{Config, ThinkDist};
 use crate::error::ConfigError;
-use crate::scenario::{Engine, Load, MAX_USERS, Scenario};
+use crate::scenario::{Capacity, Load, Scenario, saturating_load};
 use crate::simulation::{Options, Simulation, Stop};
 
 /// Completions the capacity measurement runs to, at the least.
@@ -26,44 +24,6 @@ pub const BASE_LATENCY_REQUESTS: u64 = 1_000;
 /// Runs of up to 50,000 requests (every lab's) measure as before.
 pub fn completions(base: &Scenario) -> u64 {
     CAPACITY_REQUESTS.max(base.requests / 5 * 2)
-}
-
-/// A replica's measured capacity. Its times may be NaN (an unloaded run that could not finish),
-/// which JSON writes as `null`: a `null` reads back as NaN, so a capacity given out (the CLI's
-/// JSON, a page's lab) reads back as itself.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Capacity {
-    /// Saturation throughput in requests per second.
-    #[serde(deserialize_with = "null_as_nan")]
-    pub rps: f64,
-    /// Mean E2E latency of a request alone on the replica (the unloaded latency).
-    #[serde(deserialize_with = "null_as_nan")]
-    pub base_latency_s: f64,
-    /// Completions counted in the measurement window.
-    pub completions_counted: u64,
-    /// Length of the measurement window.
-    #[serde(deserialize_with = "null_as_nan")]
-    pub window_s: f64,
-}
-
-/// A number, or `null` (how JSON writes NaN and the infinities) as NaN.
-fn null_as_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
-}
-
-impl Capacity {
-    /// This capacity, if an offered load can be a fraction of it; else the error naming why not.
-    pub fn usable(self) -> Result<Capacity, ConfigError> {
-        if self.rps > 0.0 && self.rps.is_finite() {
-            Ok(self)
-        } else {
-            Err(ConfigError::new(
-                "load.offered_load",
-                "cannot be used here: the replica finished no request within the simulation's work limit, \
-                 so its capacity is unknown; give load.rate_rps, shorter requests or a larger token budget",
-            ))
-        }
-    }
 }
 
 /// Validates `config`, measures its replica's capacity (once) and resolves its load, which may
@@ -188,13 +148,6 @@ impl Window {
     }
 }
 
-/// The load a capacity is measured at: a closed loop of 4 x `max_num_seqs` users with no think
-/// time, which keeps the batch full and a queue behind it.
-pub fn saturating_load(engine: &Engine) -> Load {
-    let users = engine.max_num_seqs.saturating_mul(4).min(MAX_USERS);
-    Load::Closed { users, think_s: 0.0, think: ThinkDist::Fixed }
-}
-
 /// `base`'s replica under the saturating load, stopped after `n` completions.
 fn saturated(base: &Scenario, n: u64) -> Simulation {
     let scenario = base.with_load(saturating_load(&base.engine));
@@ -215,11 +168,4 @@ pub fn base_latency(base: &Scenario) -> f64 {
         Ok(outcome) => outcome.summary.e2e_s.mean,
         Err(_) => f64::NAN,
     }
-}
-
-/// Closed-loop users that would offer `offered_load` x capacity if every request took the
-/// unloaded latency: `N = x C (Z + W0)`. Once the replica slows, they offer less: that is the point.
-pub fn closed_users(offered_load: f64, think_s: f64, capacity: &Capacity) -> u32 {
-    let users = offered_load * capacity.rps * (think_s + capacity.base_latency_s);
-    (users.round().max(1.0) as u64).min(MAX_USERS as u64) as u32
 }

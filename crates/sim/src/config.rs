@@ -5,7 +5,7 @@
 //! fields are rejected by name. [`Config::validate`] checks values and cross-field rules.
 
 #[cfg(feature = "traffic")]
-use crate::traffic::TrafficShape;
+use crate::traffic::TrafficConfig;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ConfigError;
@@ -376,31 +376,6 @@ pub struct LoadConfig {
     #[cfg(feature = "traffic")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traffic: Option<TrafficConfig>,
-}
-
-/// How an open load's rate changes over time: the rate at time `t` is the base rate times a
-/// factor that this shape gives. Fields that do not belong to `shape` are rejected.
-#[cfg(feature = "traffic")]
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TrafficConfig {
-    /// `constant`, `step`, `ramp`, `diurnal` or `spike`.
-    pub shape: TrafficShape,
-    /// Step, ramp, spike: when the change starts, in seconds from the start of the run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub at_s: Option<f64>,
-    /// Ramp: how long it takes to reach `factor`; spike: how long the spike lasts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duration_s: Option<f64>,
-    /// Step, ramp, spike: the factor it goes to (2 = twice the base rate).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub factor: Option<f64>,
-    /// Diurnal: the length of one day, from trough to trough (a compressed day is shorter).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub period_s: Option<f64>,
-    /// Diurnal: the factor at the trough (the peak, half a period in, is 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trough: Option<f64>,
 }
 
 impl Default for LoadConfig {

@@ -9,9 +9,10 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use crate::quantile::{Quantile, histogram_quantile};
+use crate::recorder::RequestSamples;
 use crate::simulation::Simulation;
 use crate::stats::LogHistogram;
-use crate::summary::{Outcome, RequestSamples, buckets};
+use crate::summary::{Outcome, buckets};
 
 /// vLLM's bucket bounds for `vllm:time_to_first_token_seconds`.
 pub const TTFT_BUCKETS_S: [f64; 22] = [

@@ -54,21 +54,21 @@ pub mod summary;
 pub mod sweep;
 pub mod traffic;
 
-pub use capacity::{Capacity, prepare, prepare_scenario};
+pub use capacity::{prepare, prepare_scenario};
 pub use config::{
     Config, CostConfig, CostModelKind, DistConfig, DistKind, EngineConfig, KneeRule, LoadConfig, LoadMode, RunConfig,
     SloConfig, ThinkDist, WorkloadConfig, WorkloadPreset,
 };
 pub use error::ConfigError;
 pub use limits::{Limit, LimitKind, Limits, limits};
-pub use recorder::{MAX_TRACED_SEATS, MAX_TRACED_STEPS, QueuePoint, Seat, Snapshot, StepWindow, Trace};
-pub use scenario::{Load, Scenario, Slo};
+pub use recorder::{MAX_TRACED_SEATS, MAX_TRACED_STEPS, QueuePoint, RequestSamples, Seat, Snapshot, StepWindow, Trace};
+pub use scenario::{Capacity, Load, Scenario, Slo};
 pub use simulation::{Finished, Options, Simulation, Stop};
 pub use sizing::{SizeInput, Sizing, SizingBasis, size};
 pub use stats::Stat;
 pub use summary::{
-    FinalState, Goodput, LittlesLaw, Outcome, RequestSamples, STEADY_MAX_LITTLE_ERROR, STEADY_MIN_KEEP_UP,
-    STEADY_MIN_REQUESTS, StepKinds, Summary,
+    FinalState, Goodput, LittlesLaw, Outcome, STEADY_MAX_LITTLE_ERROR, STEADY_MIN_KEEP_UP, STEADY_MIN_REQUESTS,
+    StepKinds, Summary,
 };
 pub use sweep::{Knee, P99Crossing, P99Within, Saturation, Sweep, SweepOptions, SweepPoint, SweepRun, sweep};
 

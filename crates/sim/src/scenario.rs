@@ -1,7 +1,8 @@
 //! Validation and resolution: a [`Config`] becomes a [`Scenario`] the engine can run, or a
 //! [`ConfigError`] naming the field.
 
-use crate::capacity::{self, Capacity};
+use serde::{Deserialize, Serialize};
+
 use crate::config::{Config, DistConfig, LoadMode, SloConfig, ThinkDist, WorkloadPreset};
 use crate::cost::{CostModel, Frontend};
 #[cfg(feature = "empirical")]
@@ -241,7 +242,7 @@ impl LoadSpec {
                 (Load::Open { rate_rps: offered_load * capacity.rps, burstiness }, Some(offered_load))
             }
             LoadSpec::ClosedOffered { offered_load, think_s, think } => {
-                let users = capacity::closed_users(offered_load, think_s, capacity);
+                let users = closed_users(offered_load, think_s, capacity);
                 (Load::Closed { users, think_s, think }, Some(offered_load))
             }
         }
@@ -268,7 +269,7 @@ fn build(config: &Config, loaded: Loaded) -> Result<Scenario, ConfigError> {
     let resolved = resolve(config)?;
     let spec = resolved.spec;
     let (load, offered_load) = match (loaded, spec.concrete()) {
-        (Loaded::Saturated, _) => (capacity::saturating_load(&resolved.engine), None),
+        (Loaded::Saturated, _) => (saturating_load(&resolved.engine), None),
         (Loaded::Routed, _) => (Load::Routed, None),
         (Loaded::Own | Loaded::Against(_), Some(load)) => (load, None),
         (Loaded::Against(capacity), None) => spec.against(&capacity.usable()?),
@@ -654,4 +655,55 @@ fn positive(path: &str, v: f64, max: f64) -> Result<(), ConfigError> {
     } else {
         Err(ConfigError::new(path, format!("must be above 0 and at most {max}, got {v}")))
     }
+}
+/// A replica's measured capacity. Its times may be NaN (an unloaded run that could not finish),
+/// which JSON writes as `null`: a `null` reads back as NaN, so a capacity given out (the CLI's
+/// JSON, a page's lab) reads back as itself.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Capacity {
+    /// Saturation throughput in requests per second.
+    #[serde(deserialize_with = "null_as_nan")]
+    pub rps: f64,
+    /// Mean E2E latency of a request alone on the replica (the unloaded latency).
+    #[serde(deserialize_with = "null_as_nan")]
+    pub base_latency_s: f64,
+    /// Completions counted in the measurement window.
+    pub completions_counted: u64,
+    /// Length of the measurement window.
+    #[serde(deserialize_with = "null_as_nan")]
+    pub window_s: f64,
+}
+
+/// A number, or `null` (how JSON writes NaN and the infinities) as NaN.
+fn null_as_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+impl Capacity {
+    /// This capacity, if an offered load can be a fraction of it; else the error naming why not.
+    pub fn usable(self) -> Result<Capacity, ConfigError> {
+        if self.rps > 0.0 && self.rps.is_finite() {
+            Ok(self)
+        } else {
+            Err(ConfigError::new(
+                "load.offered_load",
+                "cannot be used here: the replica finished no request within the simulation's work limit, \
+                 so its capacity is unknown; give load.rate_rps, shorter requests or a larger token budget",
+            ))
+        }
+    }
+}
+
+/// The load a capacity is measured at: a closed loop of 4 x `max_num_seqs` users with no think
+/// time, which keeps the batch full and a queue behind it.
+pub fn saturating_load(engine: &Engine) -> Load {
+    let users = engine.max_num_seqs.saturating_mul(4).min(MAX_USERS);
+    Load::Closed { users, think_s: 0.0, think: ThinkDist::Fixed }
+}
+
+/// Closed-loop users that would offer `offered_load` x capacity if every request took the
+/// unloaded latency: `N = x C (Z + W0)`. Once the replica slows, they offer less: that is the point.
+pub fn closed_users(offered_load: f64, think_s: f64, capacity: &Capacity) -> u32 {
+    let users = offered_load * capacity.rps * (think_s + capacity.base_latency_s);
+    (users.round().max(1.0) as u64).min(MAX_USERS as u64) as u32
 }

@@ -3,9 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::capacity::Capacity;
 use crate::cost::Frontend;
-use crate::recorder::{QueuePoint, Recorder, Snapshot, Trace};
+use crate::recorder::{QueuePoint, Recorder, RequestSamples, Snapshot, Trace};
+use crate::scenario::Capacity;
 use crate::scenario::{Load, Scenario, Slo};
 use crate::stats::{LogHistogram, Stat, stat_of};
 
@@ -201,88 +201,6 @@ pub struct StepKinds {
     pub with_prefill_mean_s: f64,
 }
 
-/// Per-request latencies of measured requests, index `i` the `i`-th to finish, for the
-/// histograms vLLM exports per request and for judging SLOs. Four numbers a request: the phases
-/// vLLM also exports (time in the batch, prefill, decode) are their differences, computed when
-/// asked rather than kept (a million-request run keeps 32 MB, not 72).
-#[derive(Clone, Debug, Default)]
-pub struct RequestSamples {
-    /// Arrival to first token (TTFT).
-    ttft_s: Vec<f64>,
-    /// TPOT, or NaN for a one-token answer, which has none.
-    tpot_s: Vec<f64>,
-    /// Arrival to last token.
-    e2e_s: Vec<f64>,
-    /// Arrival to first scheduled.
-    queue_s: Vec<f64>,
-    /// How many stopped at their `max_tokens` (vLLM's `finished_reason="length"`); the rest
-    /// stopped on their own (`"stop"`).
-    pub stopped_at_length: u64,
-}
-
-impl RequestSamples {
-    /// Makes room for `n` more requests.
-    pub(crate) fn reserve(&mut self, n: usize) {
-        for v in [&mut self.ttft_s, &mut self.tpot_s, &mut self.e2e_s, &mut self.queue_s] {
-            v.reserve_exact(n);
-        }
-    }
-
-    /// A request finished; `tpot_s` is `None` for a one-token answer.
-    pub(crate) fn push(&mut self, ttft_s: f64, tpot_s: Option<f64>, e2e_s: f64, queue_s: f64, at_length: bool) {
-        self.ttft_s.push(ttft_s);
-        self.tpot_s.push(tpot_s.unwrap_or(f64::NAN));
-        self.e2e_s.push(e2e_s);
-        self.queue_s.push(queue_s);
-        self.stopped_at_length += u64::from(at_length);
-    }
-
-    /// Requests recorded.
-    pub fn len(&self) -> usize {
-        self.e2e_s.len()
-    }
-
-    /// Whether none is.
-    pub fn is_empty(&self) -> bool {
-        self.e2e_s.is_empty()
-    }
-
-    /// TTFT of each request.
-    pub fn ttft_s(&self) -> &[f64] {
-        &self.ttft_s
-    }
-
-    /// Arrival to last token of each request.
-    pub fn e2e_s(&self) -> &[f64] {
-        &self.e2e_s
-    }
-
-    /// Arrival to first scheduled of each request.
-    pub fn queue_s(&self) -> &[f64] {
-        &self.queue_s
-    }
-
-    /// TPOT of each request with more than one output token.
-    pub fn tpot_s(&self) -> impl Iterator<Item = f64> + '_ {
-        self.tpot_s.iter().copied().filter(|t| !t.is_nan())
-    }
-
-    /// First scheduled to last token: time in the batch (vLLM's inference time).
-    pub fn batch_s(&self) -> impl Iterator<Item = f64> + '_ {
-        self.e2e_s.iter().zip(&self.queue_s).map(|(e2e, queue)| e2e - queue)
-    }
-
-    /// First scheduled to first token.
-    pub fn prefill_s(&self) -> impl Iterator<Item = f64> + '_ {
-        self.ttft_s.iter().zip(&self.queue_s).map(|(ttft, queue)| ttft - queue)
-    }
-
-    /// First token to last token.
-    pub fn decode_s(&self) -> impl Iterator<Item = f64> + '_ {
-        self.e2e_s.iter().zip(&self.ttft_s).map(|(e2e, ttft)| e2e - ttft)
-    }
-}
-
 /// Cumulative counts of `samples` at each upper bound `le` (Prometheus histogram buckets; `les`
 /// ascending). One pass over the samples, so a scrape of a million requests stays cheap.
 pub fn buckets(samples: &[f64], les: &[f64]) -> Vec<u64> {
@@ -460,9 +378,7 @@ fn stat_in(scratch: &mut Vec<f64>, values: impl Iterator<Item = f64>) -> Stat {
 
 /// SLO attainment of measured requests, and goodput as that share of the completion rate.
 fn judge(samples: &RequestSamples, slo: Slo, throughput_rps: f64) -> Goodput {
-    // A one-token answer has no TPOT (NaN), so only its TTFT is judged.
-    let pairs = samples.ttft_s.iter().zip(&samples.tpot_s);
-    let good = pairs.filter(|&(&ttft, &tpot)| ttft <= slo.ttft_s && (tpot <= slo.tpot_s || tpot.is_nan())).count();
+    let good = samples.within(slo.ttft_s, slo.tpot_s);
     let slo_attainment = if samples.is_empty() { 0.0 } else { good as f64 / samples.len() as f64 };
     Goodput { goodput_rps: slo_attainment * throughput_rps, slo_attainment }
 }

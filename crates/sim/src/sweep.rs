@@ -3,10 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::capacity::{self, Capacity};
+use crate::capacity;
 use crate::config::{Config, KneeRule, LoadConfig, LoadMode};
 use crate::error::ConfigError;
 use crate::limits::{self, Limits};
+use crate::scenario::Capacity;
 use crate::scenario::{Scenario, Slo};
 use crate::simulation::{Draws, Options, Simulation};
 use crate::sizing::SizingBasis;

@@ -7,8 +7,6 @@
 use serde::{Deserialize, Serialize};
 
 #[cfg(feature = "traffic")]
-use crate::config::TrafficConfig;
-#[cfg(feature = "traffic")]
 use crate::error::ConfigError;
 
 /// The largest factor a curve may reach: the load's own cap on the rate applies to the base.
@@ -87,6 +85,31 @@ impl Curve {
             _ => self.low.max(self.high),
         }
     }
+}
+
+/// How an open load's rate changes over time: the rate at time `t` is the base rate times a
+/// factor that this shape gives. Fields that do not belong to `shape` are rejected.
+#[cfg(feature = "traffic")]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrafficConfig {
+    /// `constant`, `step`, `ramp`, `diurnal` or `spike`.
+    pub shape: TrafficShape,
+    /// Step, ramp, spike: when the change starts, in seconds from the start of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_s: Option<f64>,
+    /// Ramp: how long it takes to reach `factor`; spike: how long the spike lasts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<f64>,
+    /// Step, ramp, spike: the factor it goes to (2 = twice the base rate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub factor: Option<f64>,
+    /// Diurnal: the length of one day, from trough to trough (a compressed day is shorter).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period_s: Option<f64>,
+    /// Diurnal: the factor at the trough (the peak, half a period in, is 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trough: Option<f64>,
 }
 
 /// A validated traffic curve.
@@ -284,7 +307,7 @@ mod tests {
     }
 
     #[test]
-    fn one_curve_draws_the_replicas_factors_and_the_fleets_rates() {
+    fn one_curve_draws_a_shape_between_two_levels() {
         let curve = |shape| Curve { shape, low: 10.0, high: 40.0, at_s: 100.0, duration_s: 50.0, period_s: 1000.0 };
         let at = |shape, t| curve(shape).at(t);
         assert_eq!((at(TrafficShape::Constant, 500.0), curve(TrafficShape::Constant).highest()), (10.0, 10.0));
@@ -296,18 +319,6 @@ mod tests {
         assert_eq!((at(TrafficShape::Spike, 100.0), at(TrafficShape::Spike, 150.0)), (40.0, 10.0));
         assert_eq!((at(TrafficShape::Diurnal, 0.0), at(TrafficShape::Diurnal, 500.0)), (10.0, 40.0));
         assert_eq!(curve(TrafficShape::Diurnal).highest(), 40.0);
-        // A fleet's traffic is that curve from base_rps to peak_rps, its day the whole run.
-        let fleet = crate::fleet::TrafficConfig {
-            shape: TrafficShape::Ramp,
-            base_rps: 10.0,
-            peak_rps: 40.0,
-            at_s: 100.0,
-            duration_s: 50.0,
-            ..Default::default()
-        };
-        assert_eq!(fleet.rate_at(125.0, 1000.0), at(TrafficShape::Ramp, 125.0));
-        let day = crate::fleet::TrafficConfig { shape: TrafficShape::Diurnal, ..fleet };
-        assert_eq!(day.rate_at(250.0, 1000.0), at(TrafficShape::Diurnal, 250.0));
         // Both configs write a shape by the same name.
         for (shape, name) in
             [(TrafficShape::Constant, "constant"), (TrafficShape::Diurnal, "diurnal"), (TrafficShape::Spike, "spike")]

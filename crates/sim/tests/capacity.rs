@@ -111,19 +111,19 @@ fn a_measurement_in_slices_is_the_one_shot_measurement() {
 #[test]
 fn a_capacity_reads_back_from_its_json_even_with_nan_times() {
     let cap =
-        capacity::Capacity { rps: 4.25, base_latency_s: f64::NAN, completions_counted: 18_000, window_s: 4_200.5 };
+        kneelab_sim::Capacity { rps: 4.25, base_latency_s: f64::NAN, completions_counted: 18_000, window_s: 4_200.5 };
     let json = serde_json::to_string(&cap).unwrap();
     assert!(json.contains("\"base_latency_s\":null"), "{json}");
-    let back: capacity::Capacity = serde_json::from_str(&json).unwrap();
+    let back: kneelab_sim::Capacity = serde_json::from_str(&json).unwrap();
     assert_eq!((back.rps, back.completions_counted, back.window_s), (cap.rps, cap.completions_counted, cap.window_s));
     assert!(back.base_latency_s.is_nan());
-    let none: capacity::Capacity =
+    let none: kneelab_sim::Capacity =
         serde_json::from_str(r#"{"rps": null, "base_latency_s": 1, "completions_counted": 0, "window_s": null}"#)
             .unwrap();
     assert!(none.rps.is_nan() && none.window_s.is_nan());
     assert_eq!(none.usable().unwrap_err().path, "load.offered_load", "an unknown capacity is not usable");
     assert!(
-        serde_json::from_str::<capacity::Capacity>(
+        serde_json::from_str::<kneelab_sim::Capacity>(
             r#"{"rps": "x", "base_latency_s": 1, "completions_counted": 0, "window_s": 1}"#
         )
         .is_err()

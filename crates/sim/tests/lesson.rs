@@ -5,7 +5,7 @@
 mod common;
 
 use common::{rag, run};
-use kneelab_sim::capacity::Capacity;
+use kneelab_sim::Capacity;
 use kneelab_sim::sweep::{self, SweepOptions};
 use kneelab_sim::{Config, KneeRule, LoadConfig, Summary, simulate_with_capacity};
 

@@ -4,9 +4,8 @@
 mod common;
 
 use common::textbook;
-use kneelab_sim::config::TrafficConfig;
 use kneelab_sim::sweep::{SweepOptions, sweep};
-use kneelab_sim::traffic::TrafficShape;
+use kneelab_sim::traffic::{Curve, TrafficConfig, TrafficShape};
 use kneelab_sim::{Config, DistConfig, LoadConfig, Options, RunConfig, Simulation};
 
 /// 64 seats with a 1 ms step and 2-token answers: the replica keeps up, so arrivals are admitted
@@ -160,4 +159,22 @@ fn a_fleets_traffic_names_the_curve_as_a_replicas_does() {
     ))
     .unwrap();
     assert_eq!((fleet.shape, fleet.at_s, fleet.duration_s, fleet.burstiness), (TrafficShape::Spike, 60.0, 30.0, 0.5));
+}
+
+/// A fleet's rate is the replica's curve drawn from `base_rps` to `peak_rps`, its day the whole run.
+#[test]
+fn a_fleets_rate_is_the_one_curve_between_its_two_rates() {
+    let curve = |shape| Curve { shape, low: 10.0, high: 40.0, at_s: 100.0, duration_s: 50.0, period_s: 1000.0 };
+    let ramp = kneelab_sim::fleet::TrafficConfig {
+        shape: TrafficShape::Ramp,
+        base_rps: 10.0,
+        peak_rps: 40.0,
+        at_s: 100.0,
+        duration_s: 50.0,
+        ..Default::default()
+    };
+    assert_eq!(ramp.rate_at(125.0, 1000.0), curve(TrafficShape::Ramp).at(125.0));
+    assert_eq!(ramp.rate_at(125.0, 1000.0), 25.0);
+    let day = kneelab_sim::fleet::TrafficConfig { shape: TrafficShape::Diurnal, ..ramp };
+    assert_eq!(day.rate_at(250.0, 1000.0), curve(TrafficShape::Diurnal).at(250.0));
 }
