@@ -603,8 +603,11 @@ test('every control change: first redraw within 150 ms (p95), the whole sweep wi
 // module build, so the lab alone and the package carry neither: the lab alone 155,153 (11,528
 // bytes less), the page 199,529 (the tag and the choice of module, 77 bytes), so the bars fell by
 // 11,500 and rose by 100. The lesson's sliced sweeps (`SweepJob`) then moved there too: the lab
-// alone 153,522 (1,631 bytes less), so its bar fell by 1,600.
-const BUDGETS = { '/': 199_600, '/lab.html': 153_600 };
+// alone 153,522 (1,631 bytes less), so its bar fell by 1,600. A review then moved code between
+// modules to break the engine crate's, the charts' and the build's import circles (no behaviour
+// changed): about 115 bytes of each first wasm, the page 199,655 and the lab alone 153,228, so
+// the page's bar rose by 100.
+const BUDGETS = { '/': 199_700, '/lab.html': 153_600 };
 test('everything the pages load totals at most its budget as sent gzipped, all from this origin', async ({ page }) => {
   for (const [url, budget] of Object.entries(BUDGETS)) {
     const responses = [];
