@@ -17,6 +17,7 @@
 //! optimised for speed.
 #![warn(missing_docs)]
 
+use kneelab_sim::scenario::closed_users;
 use kneelab_sim::sweep::{DEFAULT_ATTAINMENT_TARGET, SweepRun};
 use kneelab_sim::{
     Capacity, Config, ConfigError, KneeRule, LoadConfig, LoadMode, Options, Outcome, Scenario, Simulation, Slo,
@@ -566,7 +567,7 @@ fn compare(
 ) -> Result<LoopComparison, ConfigError> {
     let dist = config.load.think_dist.unwrap_or_default();
     let base = Config { load: LoadConfig::default(), ..config.clone() };
-    let users = kneelab_sim::scenario::closed_users(load, think_s, &capacity);
+    let users = closed_users(load, think_s, &capacity);
     let side = |s: &Summary| LoopSide { throughput_rps: s.throughput_rps, ttft_p99_s: s.ttft_s.p99 };
     // The comparison's open loops are Poisson: a bursty slider run is not one of its sides.
     let poisson = config.load.burstiness.is_none_or(|b| b == 1.0);

@@ -1,6 +1,7 @@
 //! The lab's state machine: what each change keeps and drops, and the comparisons it draws.
 
 use kneelab_lab::{Lab, slo_grid_s};
+use kneelab_sim::scenario::closed_users;
 use kneelab_sim::{Config, LoadConfig, LoadMode, SloConfig, WorkloadPreset, schema};
 
 fn rag(load: LoadConfig, requests: u32) -> Config {
@@ -180,7 +181,7 @@ fn the_loop_comparison_is_the_same_from_either_side_and_reuses_the_point() {
     assert_eq!(c, reused, "the same comparison whichever mode the lab is in");
 
     let cap = from_closed.capacity().unwrap();
-    assert_eq!(c.users, kneelab_sim::scenario::closed_users(1.0, think_s, &cap));
+    assert_eq!(c.users, closed_users(1.0, think_s, &cap));
     assert_eq!(c.capacity_rps, cap.rps);
     assert!(c.closed.throughput_rps < c.open.throughput_rps, "a closed loop offers less at the same slider: {c:?}");
     assert!(c.closed.ttft_p99_s < c.open.ttft_p99_s, "and so its tail looks better: {c:?}");

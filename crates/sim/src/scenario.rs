@@ -656,6 +656,7 @@ fn positive(path: &str, v: f64, max: f64) -> Result<(), ConfigError> {
         Err(ConfigError::new(path, format!("must be above 0 and at most {max}, got {v}")))
     }
 }
+
 /// A replica's measured capacity. Its times may be NaN (an unloaded run that could not finish),
 /// which JSON writes as `null`: a `null` reads back as NaN, so a capacity given out (the CLI's
 /// JSON, a page's lab) reads back as itself.

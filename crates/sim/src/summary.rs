@@ -5,8 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cost::Frontend;
 use crate::recorder::{QueuePoint, Recorder, RequestSamples, Snapshot, Trace};
-use crate::scenario::Capacity;
-use crate::scenario::{Load, Scenario, Slo};
+use crate::scenario::{Capacity, Load, Scenario, Slo};
 use crate::stats::{LogHistogram, Stat, stat_of};
 
 /// Little's Law for one part of the replica, measured rather than assumed: `l` should equal
