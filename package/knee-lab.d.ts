@@ -42,7 +42,11 @@ export declare class KneeLab extends HTMLElement {
   static readonly observedAttributes: string[];
   /** Resolves once the simulator is loaded and the first point is drawn; rejects if it cannot load. */
   readonly ready: Promise<void>;
-  /** A copy of the settings; assign a partial object to change some of them. */
+  /**
+   * A copy of the settings; assign a partial object to change some of them. An unknown key or a
+   * value of the wrong kind throws a TypeError whose `path` names the setting; a value the
+   * simulator refuses is shown on the lab and fires `kneelab-error`.
+   */
   get state(): KneeLabState;
   set state(partial: Partial<KneeLabState>);
   readonly readouts: KneeLabReadouts;
@@ -68,7 +72,10 @@ export declare class KneeLab extends HTMLElement {
    * no load.
    */
   metricsReading(): Promise<{ text: string; dashboard: KneeLabDashboard | null }>;
-  /** The simulator's config for the current state. */
+  /**
+   * The simulator's config for the current state. Its `load` carries the mode only: add
+   * `offered_load` (the state's `load`) before handing it to the third module's `simulate`.
+   */
   config(): KneeLabConfig;
   /** Resolves when no sweep or point is pending. */
   idle(): Promise<void>;
@@ -140,6 +147,11 @@ declare global {
     'kneelab-update': CustomEvent<KneeLabUpdate>;
     /** The `replica` panel traced the current run (bubbles, composed). */
     'kneelab-player': CustomEvent<{ steps: number }>;
+    /**
+     * A setting was refused (bubbles, composed): an attribute that could not be read (`path` is
+     * its name) or a value the simulator refuses (`path` is its Config path). The lab shows it too.
+     */
+    'kneelab-error': CustomEvent<{ path: string; message: string }>;
   }
 }
 

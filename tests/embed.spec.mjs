@@ -220,6 +220,35 @@ test('at a subpath, under a strict CSP (default-src, script-src, style-src): it 
   expect(await pg.evaluate(() => window.__csp)).toEqual([]);
 });
 
+test('bundled into a site\'s own script, the wasm found where a meta tag says pkg/ is served', async ({ page: pg }) => {
+  // As the README says: `import 'kneelab'` in the site's entry, bundled (esbuild here), and the
+  // package's pkg/ folder served where the page's <meta name="kneelab-pkg"> says.
+  const app = path.join(work, 'bundled');
+  fs.mkdirSync(path.join(app, 'assets'), { recursive: true });
+  fs.writeFileSync(path.join(work, 'entry.js'), "import 'kneelab';\n");
+  const esbuild = path.join(here, 'node_modules', '.bin', 'esbuild');
+  execFileSync(esbuild, [path.join(work, 'entry.js'), '--bundle', '--format=esm', `--outfile=${path.join(app, 'assets', 'app.js')}`], { stdio: 'pipe' });
+  fs.cpSync(path.join(pkgDir, 'pkg'), path.join(app, 'static', 'kneelab-pkg'), { recursive: true });
+  writePage(
+    path.join(app, 'lesson'),
+    'Bundled',
+    '<meta name="kneelab-pkg" content="../static/kneelab-pkg"><script type="module" src="../assets/app.js"></script>',
+    '<knee-lab load="0.9" requests="1000" panels="latency"></knee-lab>',
+  );
+  const served = await serveFolder(app);
+  try {
+    await pg.goto(`${served.origin}/lesson/`);
+    expect(await labsSettled(pg)).toBe(1);
+    expect(await inked(pg, 'latency')).toBeGreaterThan(1000);
+    // The third module comes from there too.
+    expect(await pg.locator('knee-lab').evaluate((el) => el.metricsText())).toContain('vllm:num_requests_running{');
+    const wasm = await pg.evaluate(() => performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname).filter((n) => n.endsWith('.wasm')));
+    expect(wasm).toEqual(['/static/kneelab-pkg/kneelab_web_bg.wasm', '/static/kneelab-pkg/kneelab_later_bg.wasm']);
+  } finally {
+    await served.close();
+  }
+});
+
 test('the module served from a second origin with CORS', async ({ page: pg }) => {
   await pg.goto(`${site.origin}/courses/x/from-cdn/`);
   expect(await labsSettled(pg)).toBe(1);

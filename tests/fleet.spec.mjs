@@ -131,7 +131,18 @@ test.describe('bad input', () => {
       const lab = page.locator(LAB);
       const good = await play(page);
       const drawn = await lab.locator('[data-chart="replicas"] canvas').evaluate(inkedPixels);
-      expect(await play(page, settings)).toBeNull();
+      // Named as soon as it is set, with an event for the page; play() rejects with the same Error.
+      const seen = await lab.evaluate((el, s) => {
+        const events = [];
+        el.addEventListener('kneelab-error', (e) => events.push(e.detail.path));
+        el.settings = s;
+        return events;
+      }, settings);
+      expect(seen).toEqual([path]);
+      await expect(lab.locator(`#${control}-error`)).toContainText(path);
+      const refused = await lab.evaluate((el) => el.play().then(() => 'resolved', (err) => [err.path, err.message]));
+      expect(refused[0]).toBe(path);
+      expect(refused[1]).toContain(path);
       await expect(lab.locator(`#${control}-error`)).toContainText(path);
       await expect(lab.locator(`#${control}`)).toHaveAttribute('aria-invalid', 'true');
       await expect(lab.locator('#status')).toContainText('last good run');
@@ -141,6 +152,29 @@ test.describe('bad input', () => {
       await expect(lab).toHaveAttribute('data-stale', '');
     });
   }
+
+  test('names the engine does not know, and paths it does not have, are named with what it takes', async ({ page }) => {
+    await openFleet(page);
+    await play(page); // the lesson's first run, out of the way
+    const lab = page.locator(LAB);
+    // A router no option offers: the select shows none, and the engine names the very value.
+    await lab.evaluate((el) => el.setAttribute('router.policy', 'fastest'));
+    await expect(lab.locator('#router-error')).toContainText('router.policy: unknown variant `fastest`');
+    await lab.evaluate((el) => el.removeAttribute('router.policy'));
+    await expect(lab.locator('#router-error')).toHaveText('');
+    await expect(lab.locator('#status')).toHaveText('');
+    // A path with no control: said in the status line, and gone once dropped.
+    await lab.evaluate((el) => (el.settings = { 'autoscaler.signl': 'rate' }));
+    await expect(lab.locator('#status')).toContainText('autoscaler.signl: unknown field `signl`, expected one of `signal`');
+    await lab.evaluate((el) => (el.settings = { 'autoscaler.signl': undefined, 'traffic.peak_rps': -3 }));
+    await expect(lab.locator('#status')).toContainText('traffic.peak_rps: must be from 0');
+    expect(await lab.evaluate((el) => el.play().catch((err) => err.path))).toBe('traffic.peak_rps');
+    await lab.evaluate((el) => el.setAttribute('traffic.peak_rps', '30'));
+    await expect(lab.locator('#status')).toHaveText('');
+    expect((await lab.evaluate((el) => el.play())).attainment).toBeGreaterThan(0);
+    expect(await lab.evaluate((el) => el.config().traffic.peak_rps)).toBe(30);
+    expect(await lab.evaluate((el) => { try { el.settings = 5; } catch (err) { return err.path; } })).toBe('settings');
+  });
 
   test('an emptied field is named too, not read as the default', async ({ page }) => {
     await openFleet(page);

@@ -304,6 +304,49 @@ test.describe('attributes', () => {
       return { ready, idle, stale: lab.hasAttribute('data-stale'), error: lab.shadowRoot.getElementById('slo-ttft-ms-error').textContent };
     });
     expect(result).toEqual({ ready: 'rejected at slo.ttft_ms', idle: 'idle', stale: true, error: expect.stringMatching(/^slo\.ttft_ms: .*above 0/) });
+    // No charts were ever drawn: it says so, not "out of date", and nothing says it is still loading.
+    const lab = page.locator('knee-lab:not(#lab)');
+    const said = () => lab.evaluate((el) => ({
+      status: el.shadowRoot.getElementById('status').textContent,
+      general: el.shadowRoot.getElementById('general-error').textContent,
+      note: getComputedStyle(el.shadowRoot.querySelector('.charts'), '::before').content,
+    }));
+    // A resize, a load change and a theme change each ask for a frame: none may reach the engine unconfigured.
+    await lab.evaluate(async (el) => {
+      el.style.width = '500px';
+      el.state = { load: 0.5 };
+      el.setAttribute('theme', 'dark');
+      await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+    });
+    const blank = await said();
+    expect(blank.status).toBe('');
+    expect(blank.general).toBe('');
+    expect(blank.note).toContain('No charts yet');
+    await expect(lab).toHaveAttribute('data-blank', '');
+    // Corrected: the lab runs, and the notes go.
+    await lab.evaluate(async (el) => {
+      el.setAttribute('slo-ttft-ms', '2000');
+      await el.idle();
+    });
+    await expect(lab).not.toHaveAttribute('data-blank');
+    await expect(lab).not.toHaveAttribute('data-stale');
+    expect((await said()).general).toBe('');
+    expect(await lab.evaluate((el) => el.readouts.load)).toBe(0.5);
+  });
+
+  test('controls without the mode group hide --burstiness too; with it, only a closed loop hides it', async ({ page }) => {
+    await openLab(page);
+    const lab = page.locator(LAB);
+    await expect(lab.locator('#burst-box')).toBeVisible();
+    await setAttr(page, 'controls', 'load slo');
+    await expect(lab.locator('#burst-box')).toBeHidden();
+    await setAttr(page, 'mode', 'closed');
+    await setAttr(page, 'mode', 'open');
+    await expect(lab.locator('#burst-box')).toBeHidden();
+    await setAttr(page, 'controls', null);
+    await expect(lab.locator('#burst-box')).toBeVisible();
+    await setAttr(page, 'mode', 'closed');
+    await expect(lab.locator('#burst-box')).toBeHidden();
   });
 
   test('the vanishing loads: a named error or a bounded result, never a hang or a fault', async ({ page }) => {
@@ -488,6 +531,46 @@ test.describe('attributes', () => {
     expect(thrown[1]).toMatch(/^TypeError: state: expected an object/);
     expect(thrown[2]).toMatch(/^TypeError: state: expected an object/);
     expect(thrown[3]).toMatch(/^TypeError: state: unknown setting "lod"/);
+    // A value of the wrong kind is refused before the engine sees it, naming the setting by its path.
+    const kinds = await page.locator(LAB).evaluate((el) =>
+      [{ maxNumSeqs: '64' }, { mode: 'bogus' }, { latencyScale: 'x' }, { load: 'abc' }, { chunkedPrefill: 1 }, { seed: NaN }].map((v) => {
+        try {
+          el.state = v;
+          return 'accepted';
+        } catch (err) {
+          return [err.constructor.name, err.path, err.message];
+        }
+      }),
+    );
+    expect(kinds).toEqual([
+      ['TypeError', 'engine.max_num_seqs', 'state.maxNumSeqs (engine.max_num_seqs): expected a finite number, got "64" (a string)'],
+      ['TypeError', 'load.mode', 'state.mode (load.mode): expected one of "open", "closed", got "bogus" (a string)'],
+      ['TypeError', 'latency-scale', 'state.latencyScale (latency-scale): expected one of "linear", "log", got "x" (a string)'],
+      ['TypeError', 'load.offered_load', 'state.load (load.offered_load): expected a finite number, got "abc" (a string)'],
+      ['TypeError', 'engine.chunked_prefill', 'state.chunkedPrefill (engine.chunked_prefill): expected true or false, got 1'],
+      ['TypeError', 'seed', 'state.seed (seed): expected a finite number, got NaN'],
+    ]);
+    // None of them changed the state.
+    expect(await page.locator(LAB).evaluate((el) => [el.state.maxNumSeqs, el.state.mode, el.state.load])).toEqual([64, 'open', 0.85]);
+  });
+
+  test('a value the engine refuses, set from script or as an attribute, fires kneelab-error naming it', async ({ page }) => {
+    await openLab(page);
+    const events = await page.locator(LAB).evaluate(async (el) => {
+      const seen = [];
+      el.addEventListener('kneelab-error', (e) => seen.push([e.detail.path, e.detail.message.slice(0, 40)]));
+      el.state = { seed: -1 };
+      el.state = { seed: 42, load: 5 };
+      el.state = { load: 0.85 };
+      el.setAttribute('max-num-seqs', 'many');
+      el.setAttribute('max-num-seqs', '64');
+      await el.idle();
+      return seen;
+    });
+    expect(events.map(([p]) => p)).toEqual(['seed', 'load.offered_load', 'max-num-seqs']);
+    for (const [p, message] of events) expect(message.startsWith(p)).toBe(true);
+    await expect(alert(page, 'general')).toHaveText('');
+    await expect(page.locator(LAB)).not.toHaveAttribute('data-stale');
   });
 });
 

@@ -7,8 +7,10 @@
 // and the last good run stays on show.
 //
 // Attributes named by config path (`traffic.peak_rps="60"`, `autoscaler.signal="gpu_util"`,
-// `autoscaler.cold_start_s="300"`) override the schema's day, as in the CLI's fleet JSON;
-// `theme` is `light`, `dark` or `auto`.
+// `autoscaler.cold_start_s="300"`) override the schema's day, as in the CLI's fleet JSON, and
+// are followed when they change (removed: the day's own value); `theme` is `light`, `dark` or
+// `auto`. Settings the engine refuses are named at once (at their control, or in the status
+// line), with a `kneelab-error` event ({ path, message }); `play()` then rejects with that Error.
 
 import { isTrap } from './wasm.js';
 import { discardLater, loadLater } from './later.js';
@@ -38,7 +40,8 @@ function set(config, path, value) {
   const last = keys.pop();
   let o = config;
   for (const k of keys) o = o[k] ??= {};
-  o[last] = value;
+  if (value === undefined) delete o[last];
+  else o[last] = value;
 }
 
 /** A control's text as a number, or the text itself so the engine names what is wrong. */
@@ -62,6 +65,16 @@ export class FleetLabElement extends HTMLElement {
     this.#redraw();
   }
 
+  /** Config-path attributes changed after the lab is set up: each is set (removed: the day's own). */
+  #watch = new MutationObserver((records) => {
+    const values = {};
+    for (const { attributeName: name } of records) {
+      if (!name.includes('.')) continue;
+      values[name] = this.hasAttribute(name) ? number(this.getAttribute(name)) : get(this.#schema.defaults, name);
+    }
+    if (Object.keys(values).length > 0) this.settings = values;
+  });
+
   constructor() {
     super();
     this.attachShadow({ mode: 'open' }).adoptedStyleSheets = [labSheet, fleetSheet];
@@ -82,8 +95,9 @@ export class FleetLabElement extends HTMLElement {
     const root = this.shadowRoot;
     root.innerHTML = markup(this.#schema);
     this.settings = { ...this.#attributes(), ...this.#pending };
+    this.#watch.observe(this, { attributes: true });
     this.#$('signal').addEventListener('change', () => this.#signalChanged(true));
-    this.#$('play').addEventListener('click', () => this.play());
+    this.#$('play').addEventListener('click', () => this.play().catch(() => {})); // named on the lab
     this.#$('pin').addEventListener('click', () => this.pin());
     new ResizeObserver(() => this.#redraw()).observe(root.querySelector('.charts'));
     this.#dark.addEventListener('change', () => this.#redraw());
@@ -106,8 +120,14 @@ export class FleetLabElement extends HTMLElement {
     return Object.fromEntries(Object.keys(FIELDS).map((p) => [p, get(this.config(), p)]));
   }
 
-  /** Sets values by config path (`{'autoscaler.signal': 'gpu_util'}`); a signal brings its thresholds. */
+  /**
+   * Sets values by config path (`{'autoscaler.signal': 'gpu_util'}`; `undefined` drops a path
+   * set before); a signal brings its thresholds. What the engine refuses is named at once.
+   */
   set settings(values) {
+    if (values == null || typeof values !== 'object' || Array.isArray(values)) {
+      throw Object.assign(new TypeError("settings: expected an object of config paths, as { 'router.policy': 'round_robin' }"), { path: 'settings' });
+    }
     if (!this.#schema) {
       Object.assign(this.#pending, values);
       return;
@@ -123,6 +143,38 @@ export class FleetLabElement extends HTMLElement {
       const v = get(this.#config, path);
       this.#$(id).value = path === 'autoscaler.cold_start_s' && typeof v === 'number' ? String(v / 60) : String(v);
     }
+    this.#check();
+  }
+
+  /** Whether the engine takes the config the controls describe; if not, says why where it belongs. */
+  #check() {
+    try {
+      new this.#fleet.FleetLab(this.config()).free();
+    } catch (err) {
+      if (isTrap(err)) return this.#restart(err);
+      this.#refused(err);
+      return false;
+    }
+    this.#mark(null, '');
+    if (this.#$('status').dataset.kind === 'error') this.#say('', '');
+    return true;
+  }
+
+  /** Names a refused setting at its control (else in the status line) and tells the page. */
+  #refused(err) {
+    const message = err.message ?? String(err);
+    const marked = this.#mark(err.path, message);
+    this.#say(`Not run: ${marked ? 'see the setting marked above' : message}.${this.#totals ? ' The results below are the last good run.' : ''}`, 'error');
+    if (this.#totals) this.dataset.stale = '';
+    const detail = { path: err.path ?? '', message };
+    this.dispatchEvent(new CustomEvent('kneelab-error', { detail, bubbles: true, composed: true }));
+  }
+
+  #say(text, kind) {
+    const status = this.#$('status');
+    status.textContent = text;
+    if (kind) status.dataset.kind = kind;
+    else status.removeAttribute('data-kind');
   }
 
   /** A signal's own thresholds and unit; with `fromControl`, the select's choice is taken. */
@@ -143,7 +195,8 @@ export class FleetLabElement extends HTMLElement {
     const c = structuredClone(this.#config);
     for (const [path, id] of Object.entries(FIELDS)) {
       const text = this.#$(id).value;
-      const v = id === 'router' || id === 'signal' ? text : number(text);
+      // A select shows no option for a name it does not offer: the name set stays, for the engine to refuse.
+      const v = id === 'router' || id === 'signal' ? text || get(this.#config, path) : number(text);
       set(c, path, path === 'autoscaler.cold_start_s' && typeof v === 'number' ? v * 60 : v);
     }
     return c;
@@ -169,7 +222,11 @@ export class FleetLabElement extends HTMLElement {
     return `${label(this.#schema.routers, c.router.policy)}; ${rule}; cold start ${a.cold_start_s / 60} min; ${a.min_replicas} to ${a.max_replicas} replicas`;
   }
 
-  /** Plays the day the controls describe; resolves to its totals, or null if it was refused or replaced. */
+  /**
+   * Plays the day the controls describe; resolves to its totals, or null if a newer play or a
+   * crash replaced it. Rejects with the engine's Error (its `path` names the setting) if the
+   * config is refused; the last good run stays on show.
+   */
   async play() {
     if (!this.ready) throw new Error('<fleet-lab> plays once it is in the document');
     await this.ready;
@@ -196,11 +253,8 @@ export class FleetLabElement extends HTMLElement {
     } catch (err) {
       if (err?.cancelled) return null;
       if (isTrap(err)) return this.#restart(err);
-      this.#mark(err.path, err.message ?? String(err));
-      status.dataset.kind = 'error';
-      status.textContent = `Not run: ${err.message ?? err}.${this.#totals ? ' The results below are the last good run.' : ''}`;
-      if (this.#totals) this.dataset.stale = '';
-      return null;
+      this.#refused(err);
+      throw err;
     }
     this.#totals = result.totals;
     fillBoard(this.#$('current'), result.totals, this.describe(config), this.#schema.attainment_target, this.#fleet);
@@ -231,14 +285,18 @@ export class FleetLabElement extends HTMLElement {
     fillBoard(this.#$('pinned'), this.#totals, policy, this.#schema.attainment_target, this.#fleet);
   }
 
+  /** Shows `message` at the control of `path` (clearing the others); whether one has it. */
   #mark(path, message) {
+    let marked = false;
     for (const [p, id] of Object.entries(FIELDS)) {
       const input = this.#$(id);
       const text = p === path ? message : '';
       this.#$(`${id}-error`).textContent = text;
       if (text) input.setAttribute('aria-invalid', 'true');
       else input.removeAttribute('aria-invalid');
+      marked ||= Boolean(text);
     }
+    return marked;
   }
 
   /** Redraws the charts on the next frame. */

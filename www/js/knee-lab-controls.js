@@ -67,7 +67,8 @@ export function syncControls(root, s) {
   const b = BURSTINESS.reduce((best, c, i) => (Math.abs(c.shape - s.burstiness) < Math.abs(BURSTINESS[best].shape - s.burstiness) ? i : best), 0);
   el('burstiness').value = String(b);
   el('burstiness-value').value = BURSTINESS[b].label;
-  el('burst-box').hidden = closed;
+  // An open loop's only; `hidden` is the `controls` attribute's (showParts).
+  el('burst-box').classList.toggle('off', closed);
   el('chunked-prefill').checked = s.chunkedPrefill;
   const budget = el('max-num-batched-tokens');
   budget.value = String(s.chunkedPrefill ? s.maxNumBatchedTokens : MAX_MODEL_LEN);
@@ -111,7 +112,22 @@ export class Alerts {
 
   /** Shows a simulator error beside the control its `path` names (the general alert otherwise). */
   showError(err) {
-    this.set(controlFor(err?.path), err?.message ?? String(err));
+    const message = err?.message ?? String(err);
+    this.set(controlFor(err?.path), message);
+    this.#refused(err?.path ?? '', message);
+  }
+
+  /** Shows that attribute `name` could not be read (`message` names it). */
+  attributeError(name, message) {
+    this.attributes.set(name, message);
+    this.paint();
+    this.#refused(name, message);
+  }
+
+  /** Tells the page a setting was refused: `kneelab-error`, with `{ path, message }`. */
+  #refused(path, message) {
+    const detail = { path, message };
+    this.#host.dispatchEvent(new CustomEvent('kneelab-error', { detail, bubbles: true, composed: true }));
   }
 
   set(id, message) {

@@ -137,7 +137,9 @@ export class LabCore {
       return;
     }
     const keys = Object.keys(partial);
-    if (keys.every((k) => k === 'latencyScale')) this.scheduleFrame(); // a redraw: nothing to simulate
+    // Until a config is accepted every change tries the whole of it again.
+    if (!this.sim.configured) this.applyConfig();
+    else if (keys.every((k) => k === 'latencyScale')) this.scheduleFrame(); // a redraw: nothing to simulate
     else if (keys.every((k) => k === 'load')) this.#setLoad(next.load);
     else this.applyConfig();
     if (fromUser) this.#host.dispatchEvent(new CustomEvent('kneelab-change', { detail: { ...next }, bubbles: true, composed: true }));
@@ -151,17 +153,30 @@ export class LabCore {
     if (bad.length > 0) return this.#settleStart();
     try {
       this.sim.lab.setConfig(configOf(this.state));
-      this.sim.lab.setLoad(this.state.load);
+      this.sim.configured = true;
+      this.#host.removeAttribute('data-blank');
     } catch (err) {
       if (this.sim.crashed(err)) return;
       this.alerts.showError(err);
       return this.#settleStart(err);
+    }
+    // A refused load leaves the point at the last good one; the new config still sweeps.
+    let refusedLoad = null;
+    try {
+      this.sim.lab.setLoad(this.state.load);
+    } catch (err) {
+      if (this.sim.crashed(err)) return;
+      refusedLoad = err;
     }
     this.#starting = false;
     this.#paramAt ??= performance.now();
     this.#pointDirty = true;
     this.scheduleFrame();
     this.#startSweep();
+    if (refusedLoad) {
+      this.alerts.showError(refusedLoad);
+      this.#settleReady(refusedLoad);
+    }
   }
 
   #setLoad(load) {
@@ -177,8 +192,15 @@ export class LabCore {
     this.scheduleFrame();
   }
 
-  /** The first config was refused (`err`, if the engine said why): `ready` rejects with it. */
+  /**
+   * A config was refused (`err`, if the engine said why): if it was the first, `ready` rejects
+   * with it, and until one is accepted the lab says it has no charts yet.
+   */
   #settleStart(err) {
+    if (!this.sim.configured) {
+      this.#host.setAttribute('data-blank', '');
+      this.setStatus(kneelabNote());
+    }
     this.#starting = false;
     this.#settleReady(err ?? new Error(this.#root.querySelector('.error:not(:empty)')?.textContent ?? 'a setting is invalid'));
     this.settle();
@@ -208,7 +230,7 @@ export class LabCore {
 
   /** Redraws on the next frame (`fresh`: with the readouts; else only the panels left undrawn). */
   scheduleFrame(fresh = true) {
-    if (!this.sim.lab) return; // nothing to draw yet (or a restart will draw)
+    if (!this.sim.lab || !this.sim.configured) return; // nothing to draw yet (or a restart will draw)
     this.#fresh ||= fresh;
     this.#host.setAttribute('data-busy', '');
     this.#frame ||= requestAnimationFrame(() => {

@@ -87,8 +87,8 @@ export function template(id) {
   <div class="charts" part="charts">
     <figure data-panel="latency">
       <canvas id="chart-latency" role="img" aria-label="TTFT p50 and p99 against offered load"></canvas>
-      <figcaption>Time to first token against offered load: p50, p99 and the mean (dotted). The vertical line is the slider; the
-        dashed line the SLO. Past 100% an open loop has no steady state: the queue grows for as long as a run lasts, so the shaded
+      <figcaption>Time to first token against offered load: p50, p99 and the mean (green, dashed). The vertical line is the slider;
+        the labelled dashed line the SLO. Past 100% an open loop has no steady state: the queue grows for as long as a run lasts, so the shaded
         numbers depend on the run's length. <label class="inline"><input type="checkbox" id="latency-log"> log scale</label></figcaption>
     </figure>
     <figure data-panel="throughput">

@@ -134,6 +134,38 @@ export const SETTINGS = SCHEMA.settings.map((row) => ({ ...row, parse: READERS[r
 
 const BY_NAME = new Map(SETTINGS.flatMap((s) => (s.path ? [[s.path, s], [s.attribute, s]] : [[s.attribute, s]])));
 
+/** What a script may give each kind of setting through `state`, in words, and the check. */
+const SCRIPT_KINDS = {
+  number: ['a finite number', (v) => typeof v === 'number' && Number.isFinite(v)],
+  choice: [({ choices }) => `one of ${choices.map((c) => `"${c}"`).join(', ')}`, (v, { choices }) => choices.includes(v)],
+  flag: ['true or false', (v) => typeof v === 'boolean'],
+};
+
+/**
+ * Checks a partial state a script sets (`el.state = {...}`): every key a setting's and every
+ * value of its kind. Throws a TypeError whose `path` names the setting (its Config path, or the
+ * key itself); the engine judges each value's range.
+ */
+export function checkState(partial) {
+  const keys = SETTINGS.map((s) => s.key).join(', ');
+  if (partial == null || typeof partial !== 'object' || Array.isArray(partial)) {
+    throw Object.assign(new TypeError(`state: expected an object of settings (${keys})`), { path: 'state' });
+  }
+  for (const [key, value] of Object.entries(partial)) {
+    const spec = SETTINGS.find((s) => s.key === key);
+    if (!spec) {
+      throw Object.assign(new TypeError(`state: unknown setting "${clip(key)}"; the settings are ${keys}`), { path: key });
+    }
+    const [want, ok] = SCRIPT_KINDS[spec.kind];
+    if (!ok(value, spec)) {
+      const got = typeof value === 'string' ? `"${clip(value)}" (a string)` : clip(String(value));
+      const path = spec.path ?? spec.attribute;
+      const wanted = typeof want === 'function' ? want(spec) : want;
+      throw Object.assign(new TypeError(`state.${key} (${path}): expected ${wanted}, got ${got}`), { path });
+    }
+  }
+}
+
 /** Every name a setting answers to: its Config path and its attribute alias. */
 export const SETTING_NAMES = [...BY_NAME.keys()];
 

@@ -18,6 +18,8 @@ export class Simulator {
   lab = null;
   /** The wasm instance (kneelabGeneration) `lab` belongs to. */
   generation = -1;
+  /** Whether `lab` has accepted a config (a new `Lab` has none: it can draw nothing yet). */
+  configured = false;
   /** True while a crashed simulator is being replaced. */
   restarting = false;
   /** Whether a sweep is running. */
@@ -44,6 +46,7 @@ export class Simulator {
   open() {
     this.generation = kneelabGeneration();
     this.lab = new this.wasm.Lab();
+    this.configured = false;
   }
 
   /** A new `Lab` on the loaded module (after `release`); false, and a restart begun, if that fails. */
@@ -51,6 +54,7 @@ export class Simulator {
     try {
       this.lab = new this.wasm.Lab();
       this.generation = kneelabGeneration();
+      this.configured = false;
       return true;
     } catch {
       this.restart();
@@ -154,6 +158,7 @@ export class Simulator {
         this.wasm = await loadKneelab();
         const gen = kneelabGeneration();
         this.lab = new this.wasm.Lab();
+        this.configured = false;
         this.generation = gen;
         lastError = null;
         break;

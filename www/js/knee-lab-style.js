@@ -19,6 +19,8 @@ labSheet.replaceSync(`
   ${LIGHT}
   display: block;
   color: var(--kl-fg);
+  /* Its own background: the lab's text keeps its contrast on whatever page it is put. */
+  background: var(--kl-bg);
   font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
   container-type: inline-size;
 }
@@ -27,7 +29,8 @@ labSheet.replaceSync(`
 * { box-sizing: border-box; }
 :host([data-stale]) .charts { opacity: 0.45; }
 :host([data-stale]) .charts::before { content: "Out of date: the charts show the last settings the simulator accepted."; grid-column: 1 / -1; color: var(--kl-bad); font-size: 13.5px; }
-[hidden] { display: none !important; }
+:host([data-stale][data-blank]) .charts::before { content: "No charts yet: the simulator has accepted no settings so far. Correct the one marked above."; }
+[hidden], .off { display: none !important; }
 /* One column no wider than the host: nothing inside (a select, a message) may widen the lab. */
 .lab { display: grid; grid-template-columns: minmax(0, 1fr); gap: 14px; }
 .controls {

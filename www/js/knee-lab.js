@@ -32,7 +32,7 @@
 
 import { kneelabEvents } from './wasm.js';
 import { labSheet, watchTheme } from './knee-lab-style.js';
-import { DEFAULT_STATE, LISTS, PRESETS, SETTING_NAMES, WORKLOADS, clip, configOf, oneOf, settingNamed } from './knee-lab-settings.js';
+import { DEFAULT_STATE, LISTS, PRESETS, SETTING_NAMES, WORKLOADS, checkState, clip, configOf, oneOf, settingNamed } from './knee-lab-settings.js';
 import { buildReadouts, template } from './knee-lab-markup.js';
 import { showParts, syncControls, wire } from './knee-lab-controls.js';
 import { LabCore } from './knee-lab-core.js';
@@ -91,16 +91,13 @@ export class KneeLab extends HTMLElement {
     return { ...this.#core.state };
   }
 
-  /** Merges `partial` (some of the keys of `state`) into the state and recomputes what it affects. */
+  /**
+   * Merges `partial` (some of the keys of `state`) into the state and recomputes what it affects.
+   * An unknown key or a value of the wrong kind throws a TypeError whose `path` names the setting;
+   * a value the engine refuses is shown beside its control and fires `kneelab-error`.
+   */
   set state(partial) {
-    const keys = Object.keys(DEFAULT_STATE).join(', ');
-    if (partial == null || typeof partial !== 'object' || Array.isArray(partial)) {
-      throw new TypeError(`state: expected an object of settings (${keys})`);
-    }
-    const unknown = Object.keys(partial).filter((k) => !(k in DEFAULT_STATE));
-    if (unknown.length > 0) {
-      throw new TypeError(`state: unknown setting ${unknown.map((k) => `"${clip(k)}"`).join(', ')}; the settings are ${keys}`);
-    }
+    checkState(partial);
     if (this.#core.alerts.attributes.delete('state')) this.#core.alerts.paint();
     this.#core.update({ ...partial }, { fromUser: false });
   }
@@ -187,10 +184,10 @@ export class KneeLab extends HTMLElement {
       try {
         if (value != null) THEME(name, value);
         alerts.attributes.delete(name);
+        alerts.paint();
       } catch (err) {
-        alerts.attributes.set(name, err.message);
+        alerts.attributeError(name, err.message);
       }
-      alerts.paint();
       return this.#core.scheduleFrame();
     }
     if (LISTS[name]) return this.#setList(name, value);
@@ -202,8 +199,7 @@ export class KneeLab extends HTMLElement {
         parsed = spec.parse(name, value);
       } catch (err) {
         // Keep the last good setting (and its charts); say what is wrong with this one.
-        alerts.attributes.set(name, err.message);
-        return alerts.paint();
+        return alerts.attributeError(name, err.message);
       }
     } else {
       // Removed: the setting's other name if that is there, else the default (an SLO: the workload's).
@@ -231,7 +227,7 @@ export class KneeLab extends HTMLElement {
       const choices = name === 'metrics' ? 'the names in METRIC_LABELS' : all.join(', ');
       const shown = unknown.slice(0, 3).map((w) => `"${clip(w)}"`);
       if (unknown.length > 3) shown.push(`${unknown.length - 3} more`);
-      errors.set(name, `${name}: ${shown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not among ${choices}`);
+      this.#core.alerts.attributeError(name, `${name}: ${shown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not among ${choices}`);
     } else {
       errors.delete(name);
     }

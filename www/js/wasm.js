@@ -12,11 +12,15 @@
 
 /**
  * The URL of a file the build writes to `pkg/` (a wasm module or its glue). This module's own
- * URL decides: the page can live at any path, or on a CDN. Code elsewhere finds `pkg/` through
- * this, so the bundler may place it anywhere.
+ * URL decides (`../pkg/` beside `js/`): the page can live at any path, or on a CDN. A site that
+ * bundles the element into scripts of its own, which moves this module, names where it serves
+ * the package's `pkg/` folder instead: `<meta name="kneelab-pkg" content="/static/kneelab/pkg/">`
+ * (relative to the page). Code elsewhere finds `pkg/` through this.
  */
 export function pkgUrl(file) {
-  return new URL(`../pkg/${file}`, import.meta.url);
+  const named = globalThis.document?.querySelector('meta[name=kneelab-pkg]')?.content?.trim();
+  if (!named) return new URL(`../pkg/${file}`, import.meta.url);
+  return new URL(file, new URL(named.endsWith('/') ? named : `${named}/`, document.baseURI));
 }
 
 /**

@@ -37,7 +37,7 @@ pub struct LatencyData {
     pub p50_s: Vec<f64>,
     /// 99th-percentile latency at each load, in seconds.
     pub p99_s: Vec<f64>,
-    /// Mean latency at each load, in seconds: a thin dotted line, so "the average still looks
+    /// Mean latency at each load, in seconds: a dashed line, so "the average still looks
     /// fine" can be seen beside the tail. Empty to leave it out.
     pub mean_s: Vec<f64>,
     /// Loads from here up have no steady state (past capacity the queue grows for as long as a

@@ -97,6 +97,7 @@ fn package_json() -> serde_json::Value {
             ".": { "types": "./js/knee-lab.d.ts", "default": "./js/knee-lab.js" },
             "./fleet-lab": "./js/fleet-lab.js",
             "./wasm": "./js/wasm.js",
+            "./later": "./pkg/kneelab_later.js",
             "./lab.html": "./lab.html",
             "./custom-elements.json": "./custom-elements.json",
             "./package.json": "./package.json"

@@ -163,8 +163,8 @@ export async function setup({ say, fill, modelLabel }) {
   tryIt.addEventListener('click', () => {
     el.settings = { 'autoscaler.signal': named };
     el.scrollIntoView({ block: 'start', behavior: matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth' });
-    el.play();
+    el.play().catch(() => {}); // a refused setting is named on the lab itself
   });
 
-  el.play();
+  el.play().catch(() => {});
 }
