@@ -110,12 +110,23 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &TailData, 
     for ((_, r), color) in references.iter().zip(shades) {
         plot.line(r, color, 1.75, true)?;
     }
-    // Each reference named at its end too, so telling them apart never rests on the shade.
-    for (c, r) in &references {
-        let Some(&(x, y)) = r.last().and_then(|run| run.last()) else { continue };
-        if y <= y_hi {
-            let (px, py) = plot.pixel((x, y));
-            let pad = plot.frame.px(4.0);
+    // Each reference named at its end too, so telling them apart never rests on the shade: above
+    // its end, unless the other's name sits there, when the lower curve's goes below its own.
+    let pad = plot.frame.px(4.0);
+    let ends: Vec<_> = references
+        .iter()
+        .filter_map(|(c, r)| r.last().and_then(|run| run.last()).filter(|&&(_, y)| y <= y_hi).map(|&p| (c, p)))
+        .collect();
+    let crowded = match ends.as_slice() {
+        [(_, a), (_, b)] => (plot.pixel(*a).1 - plot.pixel(*b).1).abs() < plot.frame.small_font() as i32 + pad,
+        _ => false,
+    };
+    let lowest = ends.iter().map(|(_, (_, y))| *y).fold(f64::INFINITY, f64::min);
+    for (c, (x, y)) in &ends {
+        let (px, py) = plot.pixel((*x, *y));
+        if crowded && *y == lowest {
+            plot.text_at(&c.label, (px - pad, py + pad), Pos::new(HPos::Right, VPos::Top))?;
+        } else {
             plot.text_at(&c.label, (px - pad, py - pad), Pos::new(HPos::Right, VPos::Bottom))?;
         }
     }
@@ -144,6 +155,54 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &TailData, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use plotters_svg::SVGBackend;
+
+    /// The y of each `<text>` whose content is `label` in an SVG of the chart.
+    fn label_ys(data: &TailData, label: &str) -> Vec<f64> {
+        let mut out = String::new();
+        {
+            let area = SVGBackend::with_string(&mut out, (640, 260)).into_drawing_area();
+            draw(&area, data, &Style::light(1.0).for_svg()).unwrap();
+            area.present().unwrap();
+        }
+        // Where each sits: its anchor's y, moved by its `dy` (in ex, half the 12 px font).
+        let attr = |t: &str, name: &str| -> Option<f64> {
+            t.split(&format!(" {name}=\"")).nth(1)?.split(['"', 'e']).next()?.parse().ok()
+        };
+        out.split("<text")
+            .filter(|t| {
+                t.split_once('>')
+                    .and_then(|(_, rest)| rest.split_once("</text>"))
+                    .is_some_and(|(body, _)| body.trim() == label)
+            })
+            .filter_map(|t| Some(attr(t, "y")? + attr(t, "dy").unwrap_or(0.0) * 6.0))
+            .collect()
+    }
+
+    #[test]
+    fn the_references_names_never_sit_on_each_other() {
+        let curve = |label: &str, top: f64| TailCurve {
+            label: label.into(),
+            percentiles: vec![0.5, 0.9, 0.99, 0.999],
+            seconds: vec![0.5, 1.0, 2.0, top],
+        };
+        let ys = |low: f64, high: f64| {
+            let data = TailData {
+                references: vec![curve("85%", low), curve("100%", high)],
+                y_max_s: Some(10.0),
+                ..TailData::default()
+            };
+            // Each name once (the legend's row is the other), the chart's lower on the page.
+            let name = |label| label_ys(&data, label).into_iter().fold(0.0f64, f64::max);
+            (name("85%"), name("100%"))
+        };
+        // Far apart: each above its end, in the order of the curves.
+        let (low, high) = ys(2.0, 8.0);
+        assert!(low - high > 50.0, "85% at {low}, 100% at {high}");
+        // Ends a hair apart: the lower name goes below, a full line away from the other.
+        let (low, high) = ys(3.0, 3.1);
+        assert!(low - high >= 12.0, "85% at {low}, 100% at {high}: overlapping");
+    }
 
     #[test]
     fn the_grid_runs_from_the_median_to_p999_evenly_in_nines() {
