@@ -1,6 +1,46 @@
-// The <fleet-lab> element's markup, styles and scoreboard: what it shows, apart from how it runs
-// (fleet-lab.js). Option lists, labels, units, ranges and every number come from the fleet
-// module (`fleetSchema()`, the run's totals, the engine's formatters); only the words are here.
+// The <fleet-lab> element's markup, styles, scoreboard and controls by config path: what it
+// shows, apart from how it runs (fleet-lab.js). Option lists, labels, units, ranges and every
+// number come from the fleet module (`fleetSchema()`, the run's totals, the engine's
+// formatters); only the words are here.
+
+/** Each control by the config path the wasm names in its errors. */
+export const FIELDS = {
+  'router.policy': 'router',
+  'autoscaler.signal': 'signal',
+  'autoscaler.scale_up': 'scale-up',
+  'autoscaler.scale_down': 'scale-down',
+  'autoscaler.cold_start_s': 'cold-start',
+  'autoscaler.min_replicas': 'min-replicas',
+  'autoscaler.max_replicas': 'max-replicas',
+};
+
+/** A config path's value in `config`, and setting one (`undefined` drops it). */
+export const get = (config, path) => path.split('.').reduce((o, k) => o?.[k], config);
+export function set(config, path, value) {
+  const keys = path.split('.');
+  const last = keys.pop();
+  let o = config;
+  for (const k of keys) o = o[k] ??= {};
+  if (value === undefined) delete o[last];
+  else o[last] = value;
+}
+
+/** A control's text as a number, or the text itself so the engine names what is wrong. */
+export const number = (text) => (String(text).trim() !== '' && Number.isFinite(Number(text)) ? Number(text) : String(text));
+
+/** Shows `message` at the control of `path` in `root` (clearing the others); whether one has it. */
+export function markField(root, path, message) {
+  let marked = false;
+  for (const [p, id] of Object.entries(FIELDS)) {
+    const input = root.getElementById(id);
+    const text = p === path ? message : '';
+    root.getElementById(`${id}-error`).textContent = text;
+    if (text) input.setAttribute('aria-invalid', 'true');
+    else input.removeAttribute('aria-invalid');
+    marked ||= Boolean(text);
+  }
+  return marked;
+}
 
 export const fleetSheet = new CSSStyleSheet();
 fleetSheet.replaceSync(`

@@ -19,33 +19,10 @@ import { runSliced } from './fleet-run.js';
 // once, and the lesson page's bundle keeps them in one chunk rather than splitting the styles out.
 import './knee-lab.js';
 import { labSheet } from './knee-lab-style.js';
-import { fleetSheet, markup, fillBoard } from './fleet-lab-view.js';
+import { FIELDS, fleetSheet, markup, markField, fillBoard, get, set, number } from './fleet-lab-view.js';
 
 const CHARTS = ['replicas', 'ttft', 'waiting'];
-/** Each control by the config path the wasm names in its errors. */
-const FIELDS = {
-  'router.policy': 'router',
-  'autoscaler.signal': 'signal',
-  'autoscaler.scale_up': 'scale-up',
-  'autoscaler.scale_down': 'scale-down',
-  'autoscaler.cold_start_s': 'cold-start',
-  'autoscaler.min_replicas': 'min-replicas',
-  'autoscaler.max_replicas': 'max-replicas',
-};
 
-/** A config path's value in `config`, and setting one. */
-const get = (config, path) => path.split('.').reduce((o, k) => o?.[k], config);
-function set(config, path, value) {
-  const keys = path.split('.');
-  const last = keys.pop();
-  let o = config;
-  for (const k of keys) o = o[k] ??= {};
-  if (value === undefined) delete o[last];
-  else o[last] = value;
-}
-
-/** A control's text as a number, or the text itself so the engine names what is wrong. */
-const number = (text) => (String(text).trim() !== '' && Number.isFinite(Number(text)) ? Number(text) : String(text));
 
 export class FleetLabElement extends HTMLElement {
   #fleet = null;
@@ -155,7 +132,7 @@ export class FleetLabElement extends HTMLElement {
       this.#refused(err);
       return false;
     }
-    this.#mark(null, '');
+    markField(this.shadowRoot, null, '');
     if (this.#$('status').dataset.kind === 'error') this.#say('', '');
     return true;
   }
@@ -163,7 +140,7 @@ export class FleetLabElement extends HTMLElement {
   /** Names a refused setting at its control (else in the status line) and tells the page. */
   #refused(err) {
     const message = err.message ?? String(err);
-    const marked = this.#mark(err.path, message);
+    const marked = markField(this.shadowRoot, err.path, message);
     this.#say(`Not run: ${marked ? 'see the setting marked above' : message}.${this.#totals ? ' The results below are the last good run.' : ''}`, 'error');
     if (this.#totals) this.dataset.stale = '';
     const detail = { path: err.path ?? '', message };
@@ -232,7 +209,7 @@ export class FleetLabElement extends HTMLElement {
     await this.ready;
     const run = ++this.#run;
     const config = this.config();
-    this.#mark(null, '');
+    markField(this.shadowRoot, null, '');
     const status = this.#$('status');
     status.removeAttribute('data-kind');
     let result;
@@ -283,20 +260,6 @@ export class FleetLabElement extends HTMLElement {
     const policy = this.#$('current').querySelector('.policy').textContent;
     this.#pinned = { totals: this.#totals, policy };
     fillBoard(this.#$('pinned'), this.#totals, policy, this.#schema.attainment_target, this.#fleet);
-  }
-
-  /** Shows `message` at the control of `path` (clearing the others); whether one has it. */
-  #mark(path, message) {
-    let marked = false;
-    for (const [p, id] of Object.entries(FIELDS)) {
-      const input = this.#$(id);
-      const text = p === path ? message : '';
-      this.#$(`${id}-error`).textContent = text;
-      if (text) input.setAttribute('aria-invalid', 'true');
-      else input.removeAttribute('aria-invalid');
-      marked ||= Boolean(text);
-    }
-    return marked;
   }
 
   /** Redraws the charts on the next frame. */

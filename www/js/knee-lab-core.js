@@ -12,7 +12,7 @@ import { Alerts, syncControls, unreadable } from './knee-lab-controls.js';
 import { Simulator } from './knee-lab-sim.js';
 import { shownSteady, wireSteady } from './knee-lab-steady.js';
 import { PlayerFeed } from './replica-feed.js';
-import { pushCapped } from './schedule.js';
+import { Once, Waiters, pushCapped } from './schedule.js';
 
 export class LabCore {
   #host;
@@ -45,20 +45,14 @@ export class LabCore {
   #pointDirty = false;
   /** True until the first config has been tried (and while the simulator loads). */
   #starting = true;
-  /** Said before the sweep's progress after a restart, until that sweep is done. */
-  #restartNote = '';
-  /** [condition, resolve] pairs: resolved by `settle` once their condition holds. */
-  #waiters = [];
-  #readySettled = false;
-  #resolveReady;
-  #rejectReady;
-  /** See the element's `ready`. */
-  ready = new Promise((resolve, reject) => ([this.#resolveReady, this.#rejectReady] = [resolve, reject]));
+  /** What `idle()` and `pointSettled()` wait for, tried again at each `settle`. */
+  #waiters = new Waiters();
+  /** The element's `ready`, as its `promise`. */
+  ready = new Once();
 
   constructor(host, root) {
     this.#host = host;
     this.#root = root;
-    this.ready.catch(() => {}); // a lab that never loads leaves no unhandled rejection behind
     this.alerts = new Alerts(host, root);
     this.feed = new PlayerFeed(host, root, this);
     this.#painter = new Painter(host, root, this);
@@ -72,16 +66,12 @@ export class LabCore {
 
   /** Resolves when no sweep or point is pending (and no crashed simulator is being replaced). */
   idle() {
-    return this.#until(() => this.isIdle());
+    return this.#waiters.until(() => this.isIdle());
   }
 
   /** Resolves once the point has run on a measured capacity (its sweep may go on). */
   pointSettled() {
-    return this.#until(() => !this.#starting && !this.sim.restarting && !this.busy);
-  }
-
-  #until(holds) {
-    return holds() ? Promise.resolve() : new Promise((resolve) => this.#waiters.push([holds, resolve]));
+    return this.#waiters.until(() => !this.#starting && !this.sim.restarting && !this.busy);
   }
 
   /** Redraws if the host's colours are not those the charts were drawn in. */
@@ -93,8 +83,7 @@ export class LabCore {
   failed(err) {
     this.setStatus(`The simulator failed to load: ${err.message ?? err}`, 'error');
     this.#starting = false;
-    this.#readySettled = true;
-    this.#rejectReady(err);
+    this.ready.reject(err);
     this.settle();
   }
 
@@ -120,7 +109,6 @@ export class LabCore {
 
   #restarted(ok) {
     if (ok) {
-      this.#restartNote = 'The simulator crashed and was restarted. ';
       if (this.#host.isConnected) this.applyConfig();
       else this.pendingApply = true; // applied on the next connect
     }
@@ -160,42 +148,35 @@ export class LabCore {
       this.alerts.showError(err);
       return this.#settleStart(err);
     }
-    // A refused load leaves the point at the last good one; the new config still sweeps.
-    let refusedLoad = null;
-    try {
-      this.sim.lab.setLoad(this.state.load);
-    } catch (err) {
-      if (this.sim.crashed(err)) return;
-      refusedLoad = err;
-    }
     this.#starting = false;
     this.#paramAt ??= performance.now();
-    this.#pointDirty = true;
-    this.scheduleFrame();
     this.#startSweep();
-    if (refusedLoad) {
-      this.alerts.showError(refusedLoad);
-      this.#settleReady(refusedLoad);
+    // A refused load leaves the last good one: the new config's point runs at that.
+    const refused = this.#setLoad(this.state.load);
+    if (refused) {
+      this.#pointDirty = true;
+      this.scheduleFrame();
+      this.#settleReady(refused);
     }
   }
 
+  /** Sets the point's load; returns the engine's Error if it refused it (shown by the slider). */
   #setLoad(load) {
-    if (!this.sim.alive()) return;
+    if (!this.sim.alive()) return null;
     try {
       this.sim.lab.setLoad(load);
     } catch (err) {
-      if (!this.sim.crashed(err)) this.alerts.showError(err);
-      return;
+      if (this.sim.crashed(err)) return null;
+      this.alerts.showError(err);
+      return err;
     }
     this.alerts.clear('offered-load');
     this.#pointDirty = true;
     this.scheduleFrame();
+    return null;
   }
 
-  /**
-   * A config was refused (`err`, if the engine said why): if it was the first, `ready` rejects
-   * with it, and until one is accepted the lab says it has no charts yet.
-   */
+  /** A config was refused (`err`, if the engine said why): `ready` rejects if it was the first. */
   #settleStart(err) {
     if (!this.sim.configured) {
       this.#host.setAttribute('data-blank', '');
@@ -211,11 +192,10 @@ export class LabCore {
    * (an Error whose `path` is the attribute's name); resolved otherwise. The lab runs on either way.
    */
   #settleReady(err) {
-    if (this.#readySettled) return;
-    this.#readySettled = true;
+    if (this.ready.settled) return;
     const [name, message] = this.alerts.attributes.entries().next().value ?? [];
     err ??= name && Object.assign(new Error(message), { path: name });
-    return err ? this.#rejectReady(err) : this.#resolveReady();
+    return err ? this.ready.reject(err) : this.ready.resolve();
   }
 
   isIdle() {
@@ -224,8 +204,7 @@ export class LabCore {
 
   settle() {
     if (this.isIdle()) this.#host.removeAttribute('data-busy');
-    // Resolves the waiters whose condition holds now, and drops them (`resolve()` is undefined).
-    this.#waiters = this.#waiters.filter(([holds, resolve]) => !holds() || resolve());
+    this.#waiters.check();
   }
 
   /** Redraws on the next frame (`fresh`: with the readouts; else only the panels left undrawn). */
@@ -243,21 +222,17 @@ export class LabCore {
   #startSweep() {
     let lastDraw = performance.now();
     this.#host.setAttribute('data-busy', '');
-    this.setStatus(`${this.#restartNote}Measuring the replica’s capacity…`);
     this.sim.sweep({
       measured: () => this.scheduleFrame(), // the point that waited for the capacity
-      progress: ({ done, total }) => {
-        this.setStatus(`${this.#restartNote}Sweeping offered load: ${done} of ${total} points…`);
-        // Draw the curves as they fill in, but not every slice: on a fast machine the whole
-        // sweep takes about as long as a few redraws.
+      // Draw the curves as they fill in, but not every slice: on a fast machine the whole
+      // sweep takes about as long as a few redraws.
+      progress: () => {
         if (performance.now() - lastDraw > 100) {
           lastDraw = performance.now();
           this.scheduleFrame();
         }
       },
       done: (err) => {
-        this.#restartNote = '';
-        this.setStatus(err ? '' : kneelabNote());
         if (err) this.alerts.showError(err);
         this.scheduleFrame(); // with an error: a point left waiting for the capacity
         this.settle();

@@ -3,7 +3,7 @@
 // notices, on its next call or when another lab discards the instance, and restarts on a fresh
 // instance; the element keeps its last charts meanwhile.
 
-import { discardKneelab, isTrap, kneelabGeneration, loadKneelab } from './wasm.js';
+import { discardKneelab, isTrap, kneelabGeneration, kneelabNote, loadKneelab } from './wasm.js';
 import { inSlices } from './schedule.js';
 
 /** Attempts at a fresh instance before a lab gives up. */
@@ -28,6 +28,8 @@ export class Simulator {
   measured = true;
   #sweepGeneration = 0;
   #hooks;
+  /** Said before the sweep's progress after a restart, until that sweep is done. */
+  #restartNote = '';
 
   /**
    * `hooks.stop()` drops the work in flight when a restart begins; `hooks.status(text, kind)`
@@ -116,14 +118,23 @@ export class Simulator {
   }
 
   /**
-   * Sweeps the current config a slice at a time: `progress({ done, total })` after each slice
-   * that leaves work, `measured()` once the capacity is known, `done(err)` at the end (`err`:
-   * the engine's, if it refused). A crash restarts instead; a newer sweep stops this one.
+   * Sweeps the current config a slice at a time, saying how far it got in the status line:
+   * `progress({ done, total })` after each slice that leaves work, `measured()` once the capacity
+   * is known, `done(err)` at the end (`err`: the engine's, if it refused). A crash restarts
+   * instead; a newer sweep stops this one.
    */
   sweep({ measured, progress, done }) {
     const generation = ++this.#sweepGeneration;
     this.measured = this.call(() => this.lab.sweepProgress().measured, true);
     this.sweeping = true;
+    const say = (text) => this.#hooks.status(`${this.#restartNote}${text}`);
+    const end = (err) => {
+      this.sweeping = false;
+      this.#restartNote = '';
+      this.#hooks.status(err ? '' : kneelabNote());
+      done(err);
+    };
+    say('Measuring the replica’s capacity…');
     inSlices(() => this.lab.sweepStep(), {
       sliceMs: SLICE_MS,
       current: () => generation === this.#sweepGeneration && this.alive(),
@@ -133,14 +144,13 @@ export class Simulator {
           this.measured = true;
           measured();
         }
-        if (more) return progress(p);
-        this.sweeping = false;
-        done(null);
+        if (!more) return end(null);
+        say(`Sweeping offered load: ${p.done} of ${p.total} points…`);
+        progress(p);
       },
       fail: (err) => {
         if (this.crashed(err)) return;
-        this.sweeping = false;
-        done(err);
+        end(err);
       },
     });
   }
@@ -175,6 +185,7 @@ export class Simulator {
       document.documentElement.dataset.ready = 'error';
     } else {
       this.#hooks.status('');
+      this.#restartNote = 'The simulator crashed and was restarted. ';
     }
     this.#hooks.restarted(!lastError);
   }

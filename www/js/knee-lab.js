@@ -83,7 +83,7 @@ export class KneeLab extends HTMLElement {
    * one). Rejects if the simulator cannot be loaded at all.
    */
   get ready() {
-    return this.#core.ready;
+    return this.#core.ready.promise;
   }
 
   /** A copy of the current state (what the controls show). */

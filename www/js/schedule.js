@@ -44,3 +44,36 @@ export function pushCapped(list, value, max = 1000) {
   list.push(value);
   if (list.length > max) list.splice(0, list.length - max);
 }
+
+/** A promise settled once, by `resolve()` or `reject(err)`; later calls do nothing. */
+export class Once {
+  settled = false;
+  #settle;
+  promise = new Promise((resolve, reject) => (this.#settle = { resolve, reject }));
+
+  constructor() {
+    this.promise.catch(() => {}); // a rejection nobody awaits is not an unhandled one
+  }
+
+  resolve() {
+    if (!this.settled) (this.settled = true), this.#settle.resolve();
+  }
+
+  reject(err) {
+    if (!this.settled) (this.settled = true), this.#settle.reject(err);
+  }
+}
+
+/** Promises that resolve once a condition holds: `until(holds)`, tried again at every `check()`. */
+export class Waiters {
+  #list = [];
+
+  until(holds) {
+    return holds() ? Promise.resolve() : new Promise((resolve) => this.#list.push([holds, resolve]));
+  }
+
+  check() {
+    // Resolves those whose condition holds now, and drops them (`resolve()` is undefined).
+    this.#list = this.#list.filter(([holds, resolve]) => !holds() || resolve());
+  }
+}
