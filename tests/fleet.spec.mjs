@@ -255,7 +255,10 @@ test('predict, then every signal runs: the answer is the cheapest run that meets
   const best = runs.filter((r) => r.meets).sort((a, b) => a.hours - b.hours)[0];
   console.log(`predict: ${runs.map((r) => `${r.signal} ${r.hours} GPU-h ${r.meets ? 'meets' : 'misses'}`).join('; ')}`);
   await expect(page.locator('#fleet-answer')).toHaveAttribute('data-best', best?.signal ?? '');
-  await expect(page.locator('#fleet-reveal-body [data-verdict]')).toHaveAttribute('data-correct', String(best?.signal === 'gpu_util'));
+  // A run as cheap as the cheapest, as the table shows it, is right too.
+  const tied = runs.filter((r) => r.meets && r.hours === best?.hours).map((r) => r.signal);
+  await expect(page.locator('#fleet-reveal-body [data-verdict]')).toHaveAttribute('data-correct', String(tied.includes('gpu_util')));
+  await expect(page.locator('#fleet-choices label.is-correct input')).toHaveCount(tied.length);
   if (best) await expect(page.locator('#fleet-answer')).toContainText(String(best.hours));
 });
 

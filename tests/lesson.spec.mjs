@@ -170,7 +170,7 @@ test.describe("Little's Law calculator", () => {
     const question = step5.locator('p').first();
     await expect(question).toContainText(`--max-num-seqs ${schemaCap}: at most ${schemaCap} requests in the batch`);
     await expect(question).toContainText(`Your peak is ${await step5.getAttribute('data-peak-qps')} requests per second`);
-    await expect(step5.locator('label[for=step5-replicas]')).toHaveText(`How many replicas does the ${await step5.getAttribute('data-peak-qps')} QPS peak need?`);
+    await expect(step5.locator('label[for=step5-replicas]')).toHaveText(`At that rate, how many replicas would the ${await step5.getAttribute('data-peak-qps')} QPS peak need?`);
     await expect(page.locator('#worked-fleet + p')).toContainText(`Each replica runs --max-num-seqs ${schemaCap} with chunked prefill`);
     // The same measurement Step 5 states (to its shown precision), not a number of the page's own.
     const batch = Number(await batchInput.inputValue());
@@ -553,22 +553,39 @@ test('the sentence about the knee is the page\'s: a case per template, its numbe
   const cases = await where.evaluate((el) => [...el.querySelectorAll(':scope > template')].map((t) => t.dataset.when));
   const said = where.locator('[data-said]');
   expect(cases.sort()).toEqual(['at-closed', 'at-knee', 'at-open', 'below-knee', 'no-knee-closed', 'no-knee-open',
-    'no-traffic', 'p99-note', 'past-knee', 'unknown-knee']);
+    'no-traffic', 'p99-note', 'past-knee', 'saturated', 'unknown-knee']);
   await setLab(page, { load: 0.5 });
   await expect(said).toHaveText(/^You are at 50% of capacity, below the SLO knee: .* TTFT p99 \(\d/);
+  // Past the knee with throughput still to give, then past the point where it has none (within
+  // a percent of capacity: never "only -0.01 req/s left").
+  await setLab(page, { load: 0.95 });
+  await expect(said).toHaveText(/^You are at 95% of capacity, past the SLO knee: throughput has only \d[\d.]* req\/s left to give/);
   await setLab(page, { load: 1.1 });
-  await expect(said).toHaveText(/^You are at 110% of capacity, past the SLO knee: throughput has only /);
+  const r = await page.locator('#lab').evaluate((el) => el.readouts);
+  expect(r.capacity_rps - r.throughput_rps).toBeLessThanOrEqual(0.01 * r.capacity_rps);
+  await expect(said).toHaveText(/^You are at 110% of capacity, past the SLO knee and at saturation: throughput has nothing left to give/);
   await setLab(page, { mode: 'closed', load: 1.1 });
   await expect(said).toHaveText(/^You have [\d,]+ users, a demand of 110% of capacity/);
   await setLab(page, { mode: 'open', load: 0 });
   await expect(said).toHaveText('The slider is at 0%: no traffic. Drag it up.');
   // A course author rewrites one case in the HTML; the page says the new words, numbers filled in.
   await where.evaluate((el) => {
-    el.querySelector('template[data-when="past-knee"]').innerHTML = 'Too much: {at}, and p99 is {ttft_p99}.';
+    el.querySelector('template[data-when="saturated"]').innerHTML = 'Too much: {at}, and p99 is {ttft_p99}.';
   });
   await setLab(page, { load: 1.15 });
   await expect(said).toHaveText(/^Too much: You are at 115% of capacity, and p99 is [\d.]+ s\.$/);
   expect(await said.textContent()).not.toContain('{');
+});
+
+test('a link to a section lands on it once the page above has laid out, and its numbers fill in', async ({ page }) => {
+  // The browser jumps to #worked before the labs above it lay out and push it thousands of pixels
+  // down; the page jumps again and holds it, so its examples come near and compute.
+  await openPage(page, '/#worked');
+  const worked = page.locator('#worked');
+  await expect(worked).toHaveAttribute('data-ready', 'true', { timeout: 15_000 });
+  await expect(page.locator('#fleet-box [data-metric=fleet_replicas_knee]')).toHaveAttribute('data-value', /^\d+$/, { timeout: 20_000 });
+  await expect.poll(() => worked.evaluate((el) => Math.abs(Math.round(el.getBoundingClientRect().top))), { timeout: 10_000 }).toBe(0);
+  expect(await page.evaluate(() => location.hash)).toBe('#worked');
 });
 
 test('explain it, the kitchen analogy, and the worked examples', async ({ page }) => {

@@ -464,6 +464,7 @@ fn placed(k: &Knee, on: &OnKnee) -> String {
     let knee = on.knee_rps.map_or("no knee in the sweep".to_string(), |r| format!("knee {} req/s", sig(r)));
     let where_ = match p.zone {
         Zone::BelowKnee => "below the knee",
+        Zone::AtKnee => "AT THE KNEE: run just below it at peak",
         Zone::PastKnee => "PAST THE KNEE: latency SLOs are being lost",
         Zone::Saturated => "AT SATURATION: the queue grows without bound",
     };

@@ -32,13 +32,19 @@ pub struct Placement {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Zone {
-    /// At or below the knee's throughput: the SLOs hold.
+    /// Below the knee's throughput: the SLOs hold, with room to grow.
     BelowKnee,
+    /// Within [`AT_KNEE`] of the knee's throughput, either side: a measured window's rate is no
+    /// finer than that, so it reads as the knee itself.
+    AtKnee,
     /// Between the knee and saturation: throughput still rises, the SLOs are being lost.
     PastKnee,
     /// At or above the highest simulated throughput.
     Saturated,
 }
+
+/// How near the knee's throughput (relative) a rate counts as at the knee.
+pub const AT_KNEE: f64 = 0.03;
 
 /// Places `rate_rps` on `curve` (sorted by load or not). `knee_rps` is the knee's throughput.
 /// Between points the load is interpolated linearly; the throughput is taken as rising to its
@@ -65,6 +71,7 @@ pub fn place(rate_rps: f64, curve: &[CurvePoint], knee_rps: Option<f64>) -> Opti
     }
     let zone = match knee_rps {
         _ if offered_load.is_none() => Zone::Saturated,
+        Some(k) if (rate_rps / k - 1.0).abs() <= AT_KNEE => Zone::AtKnee,
         Some(k) if rate_rps <= k => Zone::BelowKnee,
         Some(_) => Zone::PastKnee,
         None => Zone::PastKnee,
@@ -100,7 +107,10 @@ mod tests {
         let rows: &[(f64, Option<f64>, Option<f64>, Zone)] = &[
             (3.0, Some(6.0), Some(0.3), Zone::BelowKnee),
             (1.0, Some(6.0), Some(0.1), Zone::BelowKnee),
-            (6.0, Some(6.0), Some(0.6), Zone::BelowKnee),
+            (5.8, Some(6.0), Some(0.58), Zone::BelowKnee),
+            (5.9, Some(6.0), Some(0.59), Zone::AtKnee),
+            (6.0, Some(6.0), Some(0.6), Zone::AtKnee),
+            (6.15, Some(6.0), Some(0.62), Zone::AtKnee),
             (6.75, Some(6.0), Some(0.7), Zone::PastKnee),
             (7.75, Some(6.0), Some(0.9), Zone::PastKnee),
             (8.0, Some(6.0), None, Zone::Saturated),

@@ -1,9 +1,10 @@
 // Beat 6: the Little's Law calculator, on the batch: cap / time in the batch = the sequence-cap
 // limit; ceil(peak / that) = replicas, by the engine's own `size()` (on the page's third module;
 // it forgives float noise: 64 / 8 is 8). Bad input shows an alert beside its field and keeps the
-// last good result; nothing shows NaN. "Use the engine's numbers" fills the cap and the time in the batch at
-// saturation from the main lab's sweep, names the binding limit, and divides the peak by the
-// knee's and saturation's throughputs.
+// last good result; nothing shows NaN. "Use the engine's numbers" fills the cap and the time in
+// the batch with the batch full (the engine's sequence-cap limit, so the result is that limit,
+// the one the limits sentence quotes, even where the batch never fills), names the binding limit,
+// and divides the peak by the knee's and saturation's throughputs.
 
 import { describeLimits } from '../knee-lab.js';
 import { fill, fillMetrics, formatMetric, formatNumber, formatRate, formatSeconds, onUpdate, say, whenNear } from './live.js';
@@ -111,12 +112,13 @@ export function setup({ wasm, lab }) {
       return;
     }
     const st = lab.state;
-    // Fill the inputs from the engine once per sweep: the cap and the batch time at saturation.
-    const key = `${st.maxNumSeqs} ${r.saturation_batch_s}`;
-    if (key !== filledFor && r.saturation_batch_s != null) {
+    // Fill the inputs from the engine once per sweep: the cap, and its time in the batch with the
+    // batch full (at saturation the batch is full only where the cap binds).
+    const key = `${st.maxNumSeqs} ${r.limit_seq_cap_batch_s}`;
+    if (key !== filledFor && r.limit_seq_cap_batch_s != null) {
       filledFor = key;
       inputs['ll-cap'].value = String(st.maxNumSeqs);
-      showBatch(r.saturation_batch_s);
+      showBatch(r.limit_seq_cap_batch_s);
       compute();
       return;
     }

@@ -121,13 +121,15 @@ export async function setup({ say, fill, modelLabel }) {
     );
     const meeting = rows.filter((r) => r.meets).sort((a, b) => a.totals.gpu_hours - b.totals.gpu_hours);
     const best = meeting[0] ?? null;
+    // Runs as cheap as the cheapest, as the table shows GPU-hours, tie with it: each is right.
+    const tied = meeting.filter((r) => hours(r.totals.gpu_hours) === hours(best.totals.gpu_hours)).map((r) => r.signal.name);
     const gpu = rows.find((r) => r.signal.name === 'gpu_util');
     const answer = $('fleet-answer');
     answer.dataset.best = best?.signal.name ?? '';
     const target = pct(schema.attainment_target);
     if (best) {
       say(answer, 'best', {
-        best: best.signal.label,
+        best: tied.length > 1 ? `${best.signal.label}, tied with ${tied.slice(1).map(label).join(' and ')},` : best.signal.label,
         target,
         hours: hours(best.totals.gpu_hours),
         gpu_hours: gpu ? hours(gpu.totals.gpu_hours) : '—',
@@ -137,12 +139,12 @@ export async function setup({ say, fill, modelLabel }) {
       const top = [...rows].sort((a, b) => b.totals.attainment - a.totals.attainment)[0];
       say(answer, 'none', { target, best: top.signal.label, best_att: pct(top.totals.attainment) });
     }
-    const right = best ? picked === best.signal.name : false;
+    const right = best ? tied.includes(picked) : false;
     const verdict = body().querySelector('[data-verdict]');
     verdict.dataset.correct = String(right);
     say(verdict, right ? 'right' : 'wrong', { picked: label(picked) });
     for (const row of choices.querySelectorAll('label')) {
-      row.classList.toggle('is-correct', row.querySelector('input').value === best?.signal.name);
+      row.classList.toggle('is-correct', best != null && tied.includes(row.querySelector('input').value));
     }
   }
   const body = () => $('fleet-reveal-body');

@@ -10,6 +10,7 @@ import {
   formatMetric,
   formatPercent,
   formatRate,
+  formatSeconds,
   onUpdate,
   pointAt,
   whenNear,
@@ -74,8 +75,15 @@ function setupDefinitions(lab) {
     sweptFor = key;
     const knee = sweep.knee ? pointAt(sweep, sweep.knee.offered_load) : null;
     const high = pointAt(sweep, SCHEMA.lesson.overload);
+    // A knee at the highest load swept is no knee found: the SLOs hold all the way.
+    const highest = sweep.points.at(-1)?.offered_load;
+    const beyond = sweep.knee && sweep.knee.offered_load >= highest;
     fill(live, {
-      knee_load: sweep.knee ? formatPercent(sweep.knee.offered_load) : 'below the lowest load swept',
+      knee_load: !sweep.knee
+        ? 'below the lowest load swept'
+        : beyond
+          ? `${formatPercent(highest)}, the top of the sweep: no knee below it`
+          : formatPercent(sweep.knee.offered_load),
       g_knee: formatRate(knee?.goodput_rps),
       overload: formatPercent(SCHEMA.lesson.overload),
       t_over: formatRate(high?.throughput_rps),
@@ -85,6 +93,12 @@ function setupDefinitions(lab) {
 }
 
 export function setup({ lab, setMain }) {
+  const slos = {};
+  for (const w of SCHEMA.workloads) {
+    slos[`${w.name}_ttft`] = formatSeconds(w.slo_ttft_ms / 1000);
+    slos[`${w.name}_tpot`] = formatSeconds(w.slo_tpot_ms / 1000);
+  }
+  fill(document.getElementById('slo-scope'), slos);
   setupSliders(lab, setMain);
   setupDefinitions(lab);
   const slot = document.getElementById('goodput-slot');

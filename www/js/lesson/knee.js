@@ -58,7 +58,24 @@ function position(slot, r, state) {
     values.p99_note = p99Broken ? words(slot, 'p99-note', values) : '';
     return ['at-knee', values];
   }
-  return ['past-knee', values];
+  // Within a percent of capacity (a run's own noise) there is nothing left to give.
+  return [r.capacity_rps - r.throughput_rps > 0.01 * r.capacity_rps ? 'past-knee' : 'saturated', values];
+}
+
+/** The SLO knee's place, and the saturation point's, in the page's words (`#knee-at`, `#saturation-at`). */
+function kneeAndSaturation(r, state) {
+  const at = document.getElementById('knee-at');
+  if (r.knee_beyond_sweep != null) say(at, 'beyond', { knee_beyond: formatPercent(r.knee_beyond_sweep) });
+  else if (r.knee_load != null) {
+    say(at, 'found', { knee_load: formatPercent(r.knee_load), knee_rps: formatRate(r.knee_rps), knee_ttft_p99: formatSeconds(r.knee_ttft_p99_s) });
+  } else say(at, 'unknown', {});
+  const saturation = document.getElementById('saturation-at');
+  if (r.saturation_load == null) return say(saturation, '', {});
+  say(saturation, state.mode === 'closed' ? 'closed' : 'open', {
+    saturation_load: formatPercent(r.saturation_load),
+    saturation_rps: formatRate(r.saturation_rps),
+    capacity_rps: formatRate(r.capacity_rps),
+  });
 }
 
 function setupKneeText(lab) {
@@ -70,13 +87,9 @@ function setupKneeText(lab) {
     fill(live, {
       capacity_rps: formatRate(r.capacity_rps),
       knee_definition: kneeDefinition(state, r),
-      knee_load: r.knee_beyond_sweep != null ? `more than ${formatPercent(r.knee_beyond_sweep)}` : formatPercent(r.knee_load),
-      knee_rps: formatRate(r.knee_rps),
-      knee_ttft_p99: formatSeconds(r.knee_ttft_p99_s),
       crossing: p99Crossing(r),
-      saturation_load: formatPercent(r.saturation_load),
-      saturation_rps: formatRate(r.saturation_rps),
     });
+    kneeAndSaturation(r, state);
     say(where, ...position(where, r, state));
     const key = configKey(state);
     if (sweepDone && sweptFor !== key) {

@@ -204,7 +204,7 @@ function setupStep(article, spec, wasm, lab) {
         naive_qps: formatRate(naive.per_replica_max_qps),
         naive_replicas: String(naive.replicas),
       });
-      say(body.querySelector('#engine-agrees'), off >= 0 ? 'below' : 'above', {
+      say(body.querySelector('#engine-agrees'), Math.abs(off) < 0.01 ? 'match' : off >= 0 ? 'below' : 'above', {
         saturation: formatRate(saturation.throughput_rps),
         off: formatPercent(Math.abs(off)),
         cap: String(SIZING.cap),
