@@ -100,7 +100,19 @@ test.describe('predict, then reveal', () => {
       // The live sentence quotes the engine, so no placeholder dashes are left in it.
       await expect(body.locator('.live [data-live]').first()).not.toHaveText('—');
     }
-    // Step 3 quotes the sweep at 85% and 100%: throughput barely rises, p99 multiplies.
+    // Step 1 splits TTFT by means, which add up (medians do not): the run's own mean TTFT, its
+    // mean wait, and the difference as prefill.
+    const one = page.locator('[data-step="1"]');
+    const r1 = await one.locator('knee-lab').evaluate((el) => el.readouts);
+    const ones = one.locator('.live');
+    await expect(ones).not.toContainText('—');
+    const secs = async (key) => {
+      const t = await ones.locator(`[data-live=${key}]`).textContent();
+      return parseFloat(t) / (t.endsWith(' ms') ? 1000 : 1);
+    };
+    expect(Math.abs((await secs('ttft_mean')) / r1.ttft_mean - 1)).toBeLessThan(0.01);
+    expect(Math.abs((await secs('queue_mean')) + (await secs('prefill_mean')) - (await secs('ttft_mean')))).toBeLessThan(0.01 * r1.ttft_mean + 0.0015);
+    // Step 3 quotes the sweep at 85% and 100%: throughput rises with the load, p99 multiplies.
     const live = page.locator('[data-step="3"] .live');
     await expect(live.locator('[data-live=p99_factor]')).toHaveText(/×$/);
     const factor = parseFloat(await live.locator('[data-live=p99_factor]').textContent());
@@ -521,6 +533,14 @@ test('open vs closed loop: compared at the same slider and at the same throughpu
   await expect(live).toContainText('both loops see about the same TTFT p99', { timeout: 10_000 });
   await expect(live).not.toContainText('looks');
   await expect(live).not.toContainText('{');
+  // Moved while the table is out of sight: its caption names the new load at once, and no number
+  // of the old load stays under it until the new ones are computed.
+  await page.evaluate(() => scrollTo(0, 0));
+  await setLab(page, { load: 0.6 });
+  await expect(box.locator('[data-live=load]').first()).toHaveText('60%');
+  await expect(v('loop_open_rps')).toHaveText('—');
+  await box.scrollIntoViewIfNeeded();
+  await expect(v('loop_open_rps')).toHaveAttribute('data-value', /\d/, { timeout: 10_000 });
 });
 
 // The comparison runs on the page's third module (later.js), whose trap is that module's alone

@@ -112,9 +112,9 @@ test('two engines of a model: the rate adds up, each engine is placed, and bad p
 
   for (const [field, value, id, said] of [
     ['#paste-first', 'vllm_nothing 1\n', 'paste-first', 'no vLLM metrics'],
-    ['#paste-second', '', 'paste-second', 'is empty'],
-    ['#paste-seconds', '0', 'paste-seconds', 'must be above 0'],
-    ['#paste-peak', '-5', 'paste-peak', 'peak_qps'],
+    ['#paste-second', '', 'paste-second', 'Second scrape: is empty'],
+    ['#paste-seconds', '0', 'paste-seconds', 'Seconds between them: the time between the two scrapes must be above 0'],
+    ['#paste-peak', '-5', 'paste-peak', 'Peak to serve (requests/s): must be'],
   ]) {
     await page.locator('#paste-first').fill(scrape(1, 0));
     await page.locator('#paste-second').fill(scrape(4, 0));

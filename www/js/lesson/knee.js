@@ -18,6 +18,7 @@ import {
   onUpdate,
   p99Crossing,
   say,
+  setText,
   watchNear,
   words,
 } from './live.js';
@@ -109,9 +110,15 @@ function setupLoopCompare(lab) {
   const sameSlot = document.getElementById('loop-same');
   let near = false;
   say(slider, 'waiting', {});
+  let shownLoad = null;
   const render = coalesced(async () => {
     const load = lab.state.load;
-    fill(box, { load: formatPercent(load) });
+    if (load !== shownLoad) {
+      // The caption names the slider's load at once; numbers of another load would sit under it.
+      shownLoad = load;
+      fill(box, { load: formatPercent(load) });
+      for (const el of box.querySelectorAll('[data-metric^="loop_"]')) setText(el, { text: '—', value: NaN });
+    }
     if (!near) return;
     let c;
     try {

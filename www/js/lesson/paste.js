@@ -52,6 +52,11 @@ export function setup({ lab }) {
   let reading = null; // the last good reading
   let busy = false;
 
+  // An error names its field as the form does ("First scrape: is empty"), not by the wasm's path.
+  const named = (err) => {
+    const label = document.querySelector(`label[for="${FIELD_IDS[err.path]}"]`)?.textContent;
+    return label && err.message.startsWith(`${err.path}: `) ? `${label}: ${err.message.slice(err.path.length + 2)}` : err.message;
+  };
   const mark = (path, message) => {
     for (const [p, id] of Object.entries(FIELD_IDS)) {
       const input = $(id);
@@ -146,7 +151,7 @@ export function setup({ lab }) {
       const peakText = $('paste-peak').value.trim();
       paste.setConfig(workloadConfig(lab, workload.value, preset.value), peakText === '' ? null : Number(peakText));
     } catch (err) {
-      mark(err.path, err.message);
+      mark(err.path, named(err));
       status.textContent = reading ? 'Not read: the reading below is the last good one.' : '';
       if (reading) result.dataset.stale = '';
       return;

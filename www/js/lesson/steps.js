@@ -41,9 +41,11 @@ const STEPS = {
   1: {
     values: (r) => ({
       load: formatPercent(r.load),
+      ttft_mean: formatSeconds(r.ttft_mean),
+      queue_mean: formatSeconds(r.queue_mean),
+      prefill_mean: formatSeconds(r.ttft_mean - r.queue_mean),
       ttft_p50: formatSeconds(r.ttft_p50),
       ttft_p99: formatSeconds(r.ttft_p99),
-      queue_p50: formatSeconds(r.queue_p50),
       queue_p99: formatSeconds(r.queue_p99),
     }),
   },
