@@ -199,6 +199,27 @@ const made: KneeLab = document.createElement('knee-lab');
 console.log(made.timings.input.length, DEFAULT_STATE.maxNumSeqs);
 `)).toBe('');
   expect(check(`import 'kneelab';\nconst lab = document.createElement('knee-lab');\nlab.state = { mode: 'sideways' };\n`)).toMatch(/sideways/);
+
+  // <fleet-lab> too: in the manifest with members the element has, and typed for TypeScript.
+  const fleetDecl = cem.modules.find((m) => m.path === 'js/fleet-lab.js').declarations[0];
+  expect(fleetDecl.tagName).toBe('fleet-lab');
+  const fleetMembers = await pg.evaluate(async (url) => {
+    const { FleetLabElement } = await import(url);
+    return Object.getOwnPropertyNames(FleetLabElement.prototype);
+  }, `${site.origin}/courses/x/kneelab/js/fleet-lab.js`);
+  for (const m of fleetDecl.members.filter((x) => x.name !== 'ready')) expect(fleetMembers, m.name).toContain(m.name);
+  expect(manifest.exports['./fleet-lab']).toEqual({ types: './js/fleet-lab.d.ts', default: './js/fleet-lab.js' });
+  expect(check(`import { FleetLabElement, type FleetTotals } from 'kneelab/fleet-lab';
+const fleet = document.querySelector('fleet-lab');
+if (fleet) {
+  fleet.settings = { 'autoscaler.signal': 'gpu_util', 'traffic.peak_rps': 40, 'autoscaler.signl': undefined };
+  fleet.addEventListener('fleet-run', (e) => console.log(e.detail.totals.attainment));
+  fleet.play().then((t: FleetTotals | null) => console.log(t?.gpu_hours), (err: Error) => console.log(err.message));
+}
+const made: FleetLabElement = document.createElement('fleet-lab');
+made.pin();
+`)).toBe('');
+  expect(check(`import 'kneelab/fleet-lab';\ndocument.createElement('fleet-lab').play(5);\n`)).toMatch(/Expected 0 arguments/);
 });
 
 test('at a subpath, under a strict CSP (default-src, script-src, style-src): it runs with no violation', async ({ page: pg }) => {

@@ -37,6 +37,7 @@ const FILES: &[(&str, &str)] = &[
     ("target/site/css/lab.css", "css/lab.css"),
     ("target/site/favicon.svg", "favicon.svg"),
     ("package/knee-lab.d.ts", "js/knee-lab.d.ts"),
+    ("package/fleet-lab.d.ts", "js/fleet-lab.d.ts"),
     ("package/custom-elements.json", "custom-elements.json"),
     ("package/README.md", "README.md"),
     ("LICENSE-MIT", "LICENSE-MIT"),
@@ -95,7 +96,7 @@ fn package_json() -> serde_json::Value {
         "types": "./js/knee-lab.d.ts",
         "exports": {
             ".": { "types": "./js/knee-lab.d.ts", "default": "./js/knee-lab.js" },
-            "./fleet-lab": "./js/fleet-lab.js",
+            "./fleet-lab": { "types": "./js/fleet-lab.d.ts", "default": "./js/fleet-lab.js" },
             "./wasm": "./js/wasm.js",
             "./later": "./pkg/kneelab_later.js",
             "./lab.html": "./lab.html",
