@@ -136,9 +136,9 @@ const BY_NAME = new Map(SETTINGS.flatMap((s) => (s.path ? [[s.path, s], [s.attri
 
 /** What a script may give each kind of setting through `state`, in words, and the check. */
 const SCRIPT_KINDS = {
-  number: ['a finite number', (v) => typeof v === 'number' && Number.isFinite(v)],
+  number: [() => 'a finite number', (v) => typeof v === 'number' && Number.isFinite(v)],
   choice: [({ choices }) => `one of ${choices.map((c) => `"${c}"`).join(', ')}`, (v, { choices }) => choices.includes(v)],
-  flag: ['true or false', (v) => typeof v === 'boolean'],
+  flag: [() => 'true or false', (v) => typeof v === 'boolean'],
 };
 
 /**
@@ -160,8 +160,7 @@ export function checkState(partial) {
     if (!ok(value, spec)) {
       const got = typeof value === 'string' ? `"${clip(value)}" (a string)` : clip(String(value));
       const path = spec.path ?? spec.attribute;
-      const wanted = typeof want === 'function' ? want(spec) : want;
-      throw Object.assign(new TypeError(`state.${key} (${path}): expected ${wanted}, got ${got}`), { path });
+      throw Object.assign(new TypeError(`state.${key} (${path}): expected ${want(spec)}, got ${got}`), { path });
     }
   }
 }

@@ -7,7 +7,7 @@
 // and divides the peak by the knee's and saturation's throughputs.
 
 import { describeLimits } from '../knee-lab.js';
-import { fill, fillMetrics, formatMetric, formatNumber, formatRate, formatSeconds, onUpdate, say, whenNear } from './live.js';
+import { fill, fillMetrics, formatMetric, formatNumber, formatRate, formatSeconds, onUpdate, say, whenNear, withoutPath } from './live.js';
 import { SIZING, sizingFromEngine } from './steps.js';
 import { callLater } from '../later.js';
 import { grouped } from '../format.js';
@@ -29,8 +29,7 @@ export function readNumber(input) {
 
 /** An engine error as a sentence beside its field: "must be ..." without the path in front. */
 export function fieldMessage(err) {
-  const m = String(err.message ?? err);
-  const rest = err.path && m.startsWith(`${err.path}: `) ? m.slice(err.path.length + 2) : m;
+  const rest = withoutPath(err);
   return `${rest.charAt(0).toUpperCase()}${rest.slice(1)}.`;
 }
 

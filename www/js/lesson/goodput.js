@@ -75,14 +75,12 @@ function setupDefinitions(lab) {
     sweptFor = key;
     const knee = sweep.knee ? pointAt(sweep, sweep.knee.offered_load) : null;
     const high = pointAt(sweep, SCHEMA.lesson.overload);
-    // A knee at the highest load swept is no knee found: the SLOs hold all the way.
-    const highest = sweep.points.at(-1)?.offered_load;
-    const beyond = sweep.knee && sweep.knee.offered_load >= highest;
     fill(live, {
+      // The engine's readouts say when the knee is the sweep's top: no knee found below it.
       knee_load: !sweep.knee
         ? 'below the lowest load swept'
-        : beyond
-          ? `${formatPercent(highest)}, the top of the sweep: no knee below it`
+        : r.knee_beyond_sweep != null
+          ? `${formatPercent(r.knee_beyond_sweep)}, the top of the sweep: no knee below it`
           : formatPercent(sweep.knee.offered_load),
       g_knee: formatRate(knee?.goodput_rps),
       overload: formatPercent(SCHEMA.lesson.overload),

@@ -67,6 +67,12 @@ export function say(slot, when, values) {
   setText(out, words(slot, when, values));
 }
 
+/** An engine error's message without its `path` in front ("peak_qps: must be..." -> "must be..."). */
+export function withoutPath(err) {
+  const m = String(err.message ?? err);
+  return err.path && m.startsWith(`${err.path}: `) ? m.slice(err.path.length + 2) : m;
+}
+
 /** Sets an element's text and, for `{ text, value }`, its `data-value` (removed when not finite). */
 export function setText(el, v) {
   const text = v == null ? '—' : typeof v === 'object' ? v.text : String(v);

@@ -5,7 +5,7 @@
 // the lab's simulated replica at its current load, so the dot lands where the slider is.
 
 import { PRESETS, WORKLOADS } from '../knee-lab.js';
-import { fillMetrics, formatNumber, formatPercent, formatRate, formatSeconds, say } from './live.js';
+import { fillMetrics, formatNumber, formatPercent, formatRate, formatSeconds, say, withoutPath } from './live.js';
 import { stepped, workloadConfig } from './sweeps.js';
 import { pkgUrl } from '../wasm.js';
 import { grouped } from '../format.js';
@@ -55,7 +55,8 @@ export function setup({ lab }) {
   // An error names its field as the form does ("First scrape: is empty"), not by the wasm's path.
   const named = (err) => {
     const label = document.querySelector(`label[for="${FIELD_IDS[err.path]}"]`)?.textContent;
-    return label && err.message.startsWith(`${err.path}: `) ? `${label}: ${err.message.slice(err.path.length + 2)}` : err.message;
+    const rest = withoutPath(err);
+    return label && rest !== err.message ? `${label}: ${rest}` : err.message;
   };
   const mark = (path, message) => {
     for (const [p, id] of Object.entries(FIELD_IDS)) {
