@@ -131,3 +131,25 @@ test('two engines of a model: the rate adds up, each engine is placed, and bad p
   await expect(page.locator('#paste-result')).not.toHaveAttribute('data-stale', '');
   await expect(page.locator('#paste-form [aria-invalid]')).toHaveCount(0);
 });
+
+test('a click on the example while the section is still loading is not lost: it acts once the section is ready', async ({ page }) => {
+  // Hold the section's module until the click has been made.
+  let release;
+  const held = new Promise((resolve) => (release = resolve));
+  await page.route(/\/js\/paste(-[A-Z0-9]+)?\.js$/, async (route) => {
+    await held;
+    await route.continue();
+  });
+  await openPage(page);
+  const requests = [];
+  page.on('request', (r) => requests.push(new URL(r.url()).pathname));
+  await page.locator('#paste').scrollIntoViewIfNeeded();
+  await expect.poll(() => requests.some((p) => /\/js\/paste(-[A-Z0-9]+)?\.js$/.test(p))).toBe(true);
+  await page.locator('#paste-example').click();
+  await expect(page.locator('#paste-form')).not.toHaveAttribute('data-ready', 'true');
+  await expect(page.locator('#paste-first')).toHaveValue('');
+  release();
+  await expect(page.locator('#paste-form')).toHaveAttribute('data-ready', 'true');
+  await expect(page.locator('#paste-first')).toHaveValue(/vllm:request_success_total/);
+  await expect(page.locator('#paste-status')).toContainText('Two scrapes of the lab');
+});

@@ -60,12 +60,23 @@ try {
   // The beats further down load their modules as their sections come near (500 px ahead), so the
   // page's first load carries only what its top needs. Each sets itself up from the state it
   // finds then (a value typed before is read, the main lab's state is shown); its section then
-  // says data-ready="true".
+  // says data-ready="true". A button clicked while its module is still loading is clicked again
+  // once it is set up, so the reader's click is not lost.
   const near = (id, loads, extra = {}) => {
     const section = document.getElementById(id);
+    let clicked = null;
+    // The innermost section loading on approach owns a click (#paste-form sits in #cluster).
+    section.dataset.near = '';
+    const early = (e) => {
+      const button = e.target.closest?.('button');
+      if (button && button.closest('[data-near]') === section) clicked = button;
+    };
+    section.addEventListener('click', early);
     whenNear(section, async () => {
       for (const m of await Promise.all(loads.map((load) => load()))) await m.setup({ ...context, ...extra });
+      section.removeEventListener('click', early);
       section.dataset.ready = 'true';
+      if (clicked?.isConnected && !clicked.disabled) clicked.click();
     });
   };
   near('sizing', [() => import('./js/lesson/calculator.js')]);
