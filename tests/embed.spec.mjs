@@ -318,6 +318,17 @@ test('the iframe takes URL parameters and is sized by its height message', async
   // A bad parameter is shown on the lab, naming it.
   await pg.goto(`${site.origin}/courses/x/kneelab/lab.html?load=lots&panels=latency`);
   await expect(pg.locator('knee-lab').locator('#offered-load-error')).toHaveText(/^load: "lots" is not a decimal number/);
+  await expect(pg.locator('#url-error')).toBeHidden();
+
+  // A parameter the lab has no attribute for is named on the page, not dropped silently; the rest apply.
+  await pg.goto(`${site.origin}/courses/x/kneelab/lab.html?loda=0.7&load=0.6&requests=1000`);
+  await expect(pg.locator('#url-error')).toBeVisible();
+  await expect(pg.locator('#url-error')).toHaveText(/^Ignored URL parameter "loda": the lab's are .*\bload\b.*, or a Config path\.$/);
+  expect(await pg.evaluate(async () => {
+    const lab = document.querySelector('knee-lab');
+    await lab.ready;
+    return lab.state.load;
+  })).toBe(0.6);
 });
 
 test('every attribute given garbage shows an error naming it', async ({ page: pg }) => {

@@ -9,8 +9,17 @@ import { KneeLab } from './knee-lab.js';
 import { loadKneelab } from './wasm.js';
 
 const lab = document.getElementById('lab');
+const unknown = [];
 for (const [name, value] of new URLSearchParams(location.search)) {
   if (KneeLab.observedAttributes.includes(name)) lab.setAttribute(name, value);
+  else unknown.push(`"${name}"`);
+}
+// A misspelt parameter is named, not silently dropped; the lab runs without it.
+if (unknown.length) {
+  const names = KneeLab.observedAttributes.filter((n) => !n.includes('.')).join(', ');
+  const note = document.getElementById('url-error');
+  note.textContent = `Ignored URL parameter ${unknown.join(', ')}: the lab's are ${names}, or a Config path.`;
+  note.hidden = false;
 }
 
 if (window.parent !== window) {
