@@ -254,6 +254,30 @@ test.describe('attributes', () => {
     }
   });
 
+  test('a preset this build does not carry is refused like any unknown one, listing only what it has', async ({ page }) => {
+    await openLab(page);
+    const refused = await page.evaluate(async () => {
+      const { Lab } = await (await import('/js/wasm.js')).loadKneelab();
+      const lab = new Lab();
+      const out = [];
+      for (const preset of ['sharegpt', 'video']) {
+        try {
+          lab.setConfig({ workload: { preset } });
+          out.push('accepted');
+        } catch (err) {
+          out.push(`${err.path} | ${err.message}`);
+        }
+      }
+      lab.free();
+      return out;
+    });
+    // The CLI's joint-table preset is not in the page's wasm, and its message does not offer it.
+    expect(refused).toEqual([
+      'workload.preset | workload.preset: unknown variant `sharegpt`, expected `chat` or `rag`',
+      'workload.preset | workload.preset: unknown variant `video`, expected `chat` or `rag`',
+    ]);
+  });
+
   test('chunked-prefill reads like a boolean attribute', async ({ page }) => {
     await openLab(page);
     const chunked = () => page.locator(LAB).evaluate((el) => el.state.chunkedPrefill);

@@ -254,6 +254,9 @@ pub enum WorkloadPreset {
     Rag,
     /// ShareGPT-like conversations: prompt and output lengths drawn together from a table
     /// (`scenario::SHAREGPT_LIKE`), as `vllm bench serve --dataset-name sharegpt` samples them.
+    /// Built with the `empirical` feature, as the CLI is; the page's wasm is not, so there
+    /// "sharegpt" is refused as a preset it does not know, like any other.
+    #[cfg(feature = "empirical")]
     Sharegpt,
 }
 

@@ -374,16 +374,13 @@ pub fn workload_preset(preset: WorkloadPreset) -> Option<(DistConfig, DistConfig
         WorkloadPreset::Rag => {
             (DistConfig::lognormal(3000.0, 0.5, Some(7680)), DistConfig::lognormal(100.0, 0.5, Some(512)))
         }
+        #[cfg(feature = "empirical")]
         WorkloadPreset::Sharegpt => return None,
     })
 }
 
 /// The prompt and output distributions of a workload config.
 fn workload(w: &crate::config::WorkloadConfig) -> Result<(TokenDist, TokenDist), ConfigError> {
-    #[cfg(not(feature = "empirical"))]
-    if w.preset == Some(WorkloadPreset::Sharegpt) {
-        return Err(ConfigError::new("workload.preset", "\"sharegpt\" is in the CLI's build, not this one"));
-    }
     #[cfg(feature = "empirical")]
     let table = match (&w.empirical, w.preset) {
         (Some(rows), _) => Some((&rows[..], "workload.empirical")),

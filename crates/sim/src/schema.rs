@@ -44,6 +44,7 @@ pub const RAG: Workload =
 
 /// ShareGPT-like conversations (`vllm bench`'s default dataset), judged by chat's SLOs; the
 /// CLI's, not offered on the page.
+#[cfg(feature = "empirical")]
 pub const SHAREGPT: Workload = Workload {
     name: "sharegpt",
     preset: WorkloadPreset::Sharegpt,
@@ -60,6 +61,7 @@ pub fn workload(preset: WorkloadPreset) -> &'static Workload {
     match preset {
         WorkloadPreset::Chat => &CHAT,
         WorkloadPreset::Rag => &RAG,
+        #[cfg(feature = "empirical")]
         WorkloadPreset::Sharegpt => &SHAREGPT,
     }
 }
