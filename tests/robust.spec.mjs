@@ -236,6 +236,17 @@ test.describe('attributes', () => {
     }
   });
 
+  test('a lab opened at a load the engine refuses runs at the default and says so, naming the load it ran', async ({ page }) => {
+    await openPage(page, '/lab.html?load=1.5');
+    await page.evaluate((sel) => document.querySelector(sel).idle(), LAB);
+    await expect(alert(page, 'offered-load')).toHaveText(/^load\.offered_load: a lab's slider goes from 0 to 1\.2, got 1\.5$/);
+    // The words under the slider describe the run, at the load in force, not the refused one.
+    const rate = page.locator(LAB).locator('#offered-load-rate');
+    await expect(rate).toContainText('85% of a capacity');
+    await expect(rate).not.toContainText('150%');
+    expect(await page.locator(LAB).evaluate((el) => el.readouts.load)).toBe(0.85);
+  });
+
   test('unknown names are errors naming the attribute and the allowed values', async ({ page }) => {
     await openLab(page);
     for (const [name, value, says] of [

@@ -12,10 +12,17 @@ export const KV_HINT = 'If it cannot hold the batch, vLLM preempts requests.';
 const UNITS = new Map(SCHEMA.readouts.map((x) => [x.name, x.unit]));
 
 /**
+ * State `s` at the load run `r` was made at: a load the engine refused is named beside the
+ * slider, and the words describe the run, at the last load it accepted.
+ */
+const ran = (s, r) => (typeof r.load === 'number' && r.load !== s.load ? { ...s, load: r.load } : s);
+
+/**
  * Shows readouts `r` of a lab in state `s`: the readout boxes (a latency over its SLO marked),
  * the rate under the slider and how a closed loop's users follow from it.
  */
-export function showReadouts(root, s, r, usual = null) {
+export function showReadouts(root, state, r, usual = null) {
+  const s = ran(state, r);
   const el = (id) => root.getElementById(id);
   for (const box of root.querySelectorAll('.readouts [data-metric]')) {
     const name = box.dataset.metric;
@@ -73,7 +80,7 @@ export function showReadouts(root, s, r, usual = null) {
 }
 
 /** What a screen reader hears after a run settles. */
-export const liveSummary = (s, r) =>
+export const liveSummary = (state, r, s = ran(state, r)) =>
   s.load <= 0
     ? 'No traffic.'
     : `At ${formatPercent(s.load)} offered load: TTFT p99 ${formatSeconds(r.ttft_p99)} against a ${formatSeconds(r.slo_ttft_s)} SLO; ` +
@@ -92,7 +99,8 @@ export function sayLater(root, s, readouts) {
 }
 
 /** Each chart's description (its `aria-label`) and the sentences in the captions, from the run. */
-export function describeCharts(root, s, r) {
+export function describeCharts(root, state, r) {
+  const s = ran(state, r);
   const el = (id) => root.getElementById(id);
   const at = `at ${formatPercent(s.load)} load`;
   const knee = r.knee_load != null ? `; the knee is at ${formatPercent(r.knee_load)}` : '';
