@@ -147,15 +147,16 @@ const LIMITS = [
 export function describeLimits(r) {
   if (r.limit_rps == null) return null;
   const binding = LIMITS.find(([key]) => r[`limit_${key}_rps`] === r.limit_rps);
-  // On a near tie the engine names prefill: say why a lower bar does not bind.
+  const name = binding ? binding[1] : 'none of them';
+  // On a near tie the engine names prefill, though a batch bar may sit a little lower: say so.
   const lower = LIMITS.find(([key]) => r[`limit_${key}_rps`] < r.limit_rps);
-  const why = lower
-    ? `: ${lower[1]} sits just below it only because prefill chunks make every step long, and raising it buys almost nothing`
-    : '';
+  const verdict = lower
+    ? `so ${lower[1]} and ${name} are nearly tied, and ${name} binds: the batch fills only because prefill chunks make ` +
+      'every step long, so a bigger batch would buy almost nothing'
+    : `so ${name} binds`;
   return (
     `the sequence cap ÷ time in the batch allows ${formatRate(r.limit_seq_cap_rps)}, prefill ` +
     `${formatRate(r.limit_prefill_rps)} (${grouped(r.limit_prefill_tokens_per_s)} prefill tokens/s ÷ the mean prompt) ` +
-    `and the KV cache ${formatRate(r.limit_kv_cache_rps)}, so ${binding ? binding[1] : 'none of them'} binds${why}; ` +
-    `the engine saturates at ${formatRate(r.capacity_rps)}.`
+    `and the KV cache ${formatRate(r.limit_kv_cache_rps)}, ${verdict}; the engine saturates at ${formatRate(r.capacity_rps)}.`
   );
 }
