@@ -438,6 +438,38 @@ test('why batch: the engine’s own decode-only and prefill-carrying step times,
   await expect(steps).toContainText('sparsely');
 });
 
+test('why batch: decode-only steps at 10% and at the knee, and TPOT put on prefill chunks only where the sweep shows it', async ({ page }) => {
+  await openPage(page);
+  const slot = page.locator('#clocks-slot');
+  await slot.scrollIntoViewIfNeeded();
+  const tpot = page.locator('#batching-tpot');
+  await expect(tpot).toHaveAttribute('data-case', /^(prefill|other)$/, { timeout: 30_000 });
+  const m = await slot.locator('knee-lab').evaluate((el) => {
+    const s = el.sweep;
+    const at = (l) => s.points.find((p) => Math.abs(p.offered_load - l) < 1e-6).summary;
+    const of = (pt) => ({
+      running: pt.num_requests_running_mean,
+      step: pt.steps.decode_only_mean_s,
+      share: pt.steps.with_prefill / (pt.steps.with_prefill + pt.steps.decode_only),
+      tpot: pt.tpot_s.p50,
+    });
+    return { lo: of(at(0.1)), knee: of(at(s.knee.offered_load)) };
+  });
+  // Batching pays: many times the sequences for a decode step only a little longer.
+  const [batchX, stepX, tpotX] = [m.knee.running / m.lo.running, m.knee.step / m.lo.step, m.knee.tpot / m.lo.tpot];
+  expect(batchX).toBeGreaterThan(5);
+  expect(stepX).toBeGreaterThan(1);
+  expect(stepX).toBeLessThan(batchX / 5);
+  const live = page.locator('#batching-live');
+  await expect(live).toContainText(`a step that only decodes takes ${Math.round(m.lo.step * 1000)} ms`);
+  await expect(live).toContainText(`(${Math.round(m.knee.step * 1000)} ms)`);
+  // The case is the run's: RAG's TPOT outgrows its decode step because prefill chunks ride more steps.
+  const byPrefill = tpotX > stepX * 1.1 && m.knee.share > m.lo.share;
+  expect(byPrefill, 'RAG at its knee: prefill chunks, not batch size, stretch TPOT').toBe(true);
+  await expect(tpot).toHaveAttribute('data-case', 'prefill');
+  await expect(tpot).toContainText(`${Math.round(m.knee.share * 100)}% of the steps also carry a prefill chunk`);
+});
+
 test("Step 1's timeline shows six requests from the middle of the run whose waits are typical of the load", async ({ page }) => {
   await openPage(page);
   const lab = await revealStep(page, 1, 'prefill');

@@ -12,6 +12,7 @@ import {
   formatTimes,
   onUpdate,
   pointAt,
+  say,
   whenNear,
 } from './live.js';
 
@@ -44,14 +45,26 @@ export function setup() {
       const knee = sweep?.knee ? pointAt(sweep, sweep.knee.offered_load) : null;
       if (!lo || !knee) return;
       sweptFor = key;
+      const dstep = (pt) => pt.steps.decode_only_mean_s;
+      const share = (pt) => pt.steps.with_prefill / (pt.steps.with_prefill + pt.steps.decode_only);
+      const [tpotX, stepX] = [knee.tpot_s.p50 / lo.tpot_s.p50, dstep(knee) / dstep(lo)];
       fill(batching, {
         run_lo: formatMetric('num_requests_running', lo.num_requests_running_mean),
-        tpot_lo: formatSeconds(lo.tpot_s.p50),
+        dstep_lo: formatSeconds(dstep(lo)),
         knee_load: formatPercent(sweep.knee.offered_load),
         run_knee: formatMetric('num_requests_running', knee.num_requests_running_mean),
         batch_x: formatTimes(knee.num_requests_running_mean / lo.num_requests_running_mean),
-        tpot_x: formatTimes(knee.tpot_s.p50 / lo.tpot_s.p50),
+        dstep_x: formatTimes(stepX),
+        dstep_knee: formatSeconds(dstep(knee)),
+      });
+      // TPOT is decode steps and the prefill chunks riding them: say which moved it, from the run.
+      const byPrefill = tpotX > stepX * 1.1 && share(knee) > share(lo);
+      say(document.getElementById('batching-tpot'), byPrefill ? 'prefill' : 'other', {
+        tpot_lo: formatSeconds(lo.tpot_s.p50),
         tpot_knee: formatSeconds(knee.tpot_s.p50),
+        tpot_x: formatTimes(tpotX),
+        share_lo: formatPercent(share(lo)),
+        share_knee: formatPercent(share(knee)),
       });
     });
   });
