@@ -397,8 +397,10 @@ test.describe('URL state', () => {
     }
     const hash = await page.evaluate(() => location.hash);
 
-    // Checking the fleet's radio scrolls its section near, which starts loading the fleet's wasm;
-    // a reload in the middle of that fetch aborts it (a failed request, not the page's fault).
+    // Reaching the cluster scrolls past "Route and autoscale", which starts loading its section and
+    // the fleet's wasm; a reload in the middle of those fetches aborts them (a failed request, not
+    // the page's fault). Wait until it is set up, then until nothing is in flight.
+    await expect(page.locator('#fleet')).toHaveAttribute('data-ready', 'true');
     await expect.poll(() => inFlight.size).toBe(0);
     await page.reload();
     await expect(page.locator('html')).toHaveAttribute('data-ready', 'true');
