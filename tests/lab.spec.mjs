@@ -611,8 +611,11 @@ test('every control change: first redraw within 150 ms (p95), the whole sweep wi
 // config saying so, a bundler's `<meta name="kneelab-pkg">`, the tail chart's names kept apart
 // (296 bytes of wasm), and the lesson's sentences that broke or overstated given cases of their
 // own (about 900 bytes of HTML and script): the page 201,358 and the lab alone 154,038, so the
-// bars rose by 1,700 and 500.
-const BUDGETS = { '/': 201_400, '/lab.html': 154_100 };
+// bars rose by 1,700 and 500. Then a click made while a section loads is kept, a misspelt URL
+// parameter on lab.html is named, the web build no longer carries the CLI's "sharegpt" preset
+// (141 bytes of wasm less), and "why batch" compares decode-only steps and says what stretches
+// TPOT: the page 201,643 and the lab alone 154,057, so the page's bar rose by 300.
+const BUDGETS = { '/': 201_700, '/lab.html': 154_100 };
 test('everything the pages load totals at most its budget as sent gzipped, all from this origin', async ({ page }) => {
   for (const [url, budget] of Object.entries(BUDGETS)) {
     const responses = [];
