@@ -133,12 +133,20 @@ pub fn draw<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, data: &LatencyDat
     plot.line(&p99, t.series.vermillion, 2.0, false)?;
     if let Some(load) = data.current_load.filter(|c| c.is_finite()) {
         plot.vline(load, t.marker, 1.5, false)?;
-        for (runs, live, color) in
-            [(&p50, data.current_p50_s, t.series.blue), (&p99, data.current_p99_s, t.series.vermillion)]
+        for (name, runs, live, color) in
+            [("p50", &p50, data.current_p50_s, t.series.blue), ("p99", &p99, data.current_p99_s, t.series.vermillion)]
         {
             let y = live.and_then(to_y).or_else(|| geom::interpolate(runs, load));
-            if let Some(y) = y {
-                plot.dot((load, y), color)?;
+            match y {
+                // Past the top (the linear axis stops at a few times the SLO): marked at the edge,
+                // the p99 with its value (a p50 up there has its p99 above it too).
+                Some(y) if y > plot.map.range.y1 => {
+                    let seconds = if log { libm::pow(10.0, y) } else { y };
+                    let text = (name == "p99").then(|| format!("p99 {}", format_seconds(seconds)));
+                    plot.dot_above(load, color, text.as_deref())?;
+                }
+                Some(y) => plot.dot((load, y), color)?,
+                None => {}
             }
         }
     }

@@ -186,6 +186,34 @@ impl<DB: DrawingBackend> Plot<'_, DB> {
         self.area.draw(&Circle::new(at, self.frame.px(4.5), color.filled()))
     }
 
+    /// A marker for a value above the plot's top at `x`: a triangle on the top edge pointing up,
+    /// and `text` (the value) beside it when given, so the slider's dot does not just vanish
+    /// when the tail leaves the chart.
+    pub fn dot_above(&self, x: f64, color: RGBColor, text: Option<&str>) -> DrawResult<DB> {
+        if !(self.map.range.x0..=self.map.range.x1).contains(&x) {
+            return Ok(());
+        }
+        self.obstacles.borrow_mut().push(vec![(x, self.map.range.y1)]);
+        let (px, top) = self.pixel((x, self.map.range.y1));
+        let (h, pad) = (self.frame.px(7.0), self.frame.px(4.0));
+        let bg = self.frame.theme.background;
+        let ring = self.frame.px(1.5);
+        let triangle =
+            |grow: i32| vec![(px, top - grow), (px - h - grow, top + h + grow), (px + h + grow, top + h + grow)];
+        self.area.draw(&Polygon::new(triangle(ring), bg.filled()))?;
+        self.area.draw(&Polygon::new(triangle(0), color.filled()))?;
+        let Some(text) = text else { return Ok(()) };
+        // Beside the triangle, on whichever side has room for it.
+        let (_, _, right, _) = self.bounds();
+        let room = right - (px + h + 2 * pad);
+        let (at, anchor) = if room >= self.label_width(text) {
+            ((px + h + pad, top + h / 2), HPos::Left)
+        } else {
+            ((px - h - pad, top + h / 2), HPos::Right)
+        };
+        self.text_at(text, at, Pos::new(anchor, VPos::Center))
+    }
+
     /// Text at a pixel of the caller's area, anchored by `pos` (which the backend resolves
     /// itself: nothing measures the text).
     pub fn text_at(&self, text: &str, at: (i32, i32), pos: Pos) -> DrawResult<DB> {

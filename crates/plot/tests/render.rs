@@ -362,6 +362,23 @@ fn a_linear_latency_axis_clips_at_five_times_the_slo() {
     assert!(found.iter().any(|t| t == "TTFT"), "{found:?}");
 }
 
+#[test]
+fn a_p99_past_the_linear_axis_is_marked_at_its_top_with_its_value() {
+    let data = kneelab_plot::latency::LatencyData {
+        y_scale: kneelab_plot::latency::YScale::Linear,
+        current_load: Some(1.0),
+        ..common::latency_data()
+    };
+    let top = kneelab_plot::latency::LatencyData { current_p99_s: Some(30.0), ..data.clone() };
+    let inside = kneelab_plot::latency::LatencyData { current_p99_s: Some(4.0), ..data };
+    let (above, within) =
+        (svg(&Chart::Latency(top), WIDE, Style::light(1.0)), svg(&Chart::Latency(inside), WIDE, Style::light(1.0)));
+    // The axis still stops at 5 x the SLO; the dot is a triangle on its edge, named with its value.
+    assert!(texts(&above).iter().any(|t| t == "p99 30 s"), "{:?}", texts(&above));
+    assert!(!texts(&within).iter().any(|t| t.starts_with("p99 ")), "{:?}", texts(&within));
+    assert!(count(&above, "polygon") > count(&within, "polygon"), "a triangle for the marker");
+}
+
 /// Odd inputs every chart must survive, and whether it should then say "no data".
 fn degenerate_series() -> Vec<(&'static str, Vec<f64>, Vec<f64>, bool)> {
     let nan = f64::NAN;
