@@ -46,7 +46,7 @@ declare global {
     'fleet-lab': FleetLabElement;
   }
   interface HTMLElementEventMap {
-    /** After each played day (on the element; it does not bubble): its totals and the config it ran. */
+    /** After each played day (bubbling, composed): its totals and the config it ran. */
     'fleet-run': CustomEvent<{ totals: FleetTotals; config: Record<string, unknown> }>;
   }
 }

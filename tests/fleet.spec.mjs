@@ -176,6 +176,52 @@ test.describe('bad input', () => {
     expect(await lab.evaluate((el) => { try { el.settings = 5; } catch (err) { return err.path; } })).toBe('settings');
   });
 
+  test('undefined drops a path back to the day; a number attribute that is not one is quoted as written; one event a refusal', async ({ page }) => {
+    await openFleet(page);
+    const lab = page.locator(LAB);
+    const day = await lab.evaluate((el) => el.config().autoscaler.cold_start_s);
+    await lab.evaluate((el) => (el.settings = { 'autoscaler.cold_start_s': 600 }));
+    await expect(lab.locator('#cold-start')).toHaveValue('10');
+    await lab.evaluate((el) => (el.settings = { 'autoscaler.cold_start_s': undefined, 'autoscaler.min_replicas': undefined }));
+    await expect(lab.locator('#cold-start')).toHaveValue(String(day / 60));
+    expect(await lab.evaluate((el) => el.config().autoscaler.cold_start_s)).toBe(day);
+    expect((await lab.evaluate((el) => el.play())).attainment).toBeGreaterThan(0);
+    // "x" in a number attribute: named as written (an <input type=number> would have made it ""),
+    // the last good value kept, told to the page once however often it is met again.
+    const events = await lab.evaluate(async (el) => {
+      const seen = [];
+      el.addEventListener('kneelab-error', (e) => seen.push(e.detail.message));
+      el.setAttribute('autoscaler.min_replicas', 'x');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      el.settings = { 'router.policy': 'random' }; // another change while it stands
+      return seen;
+    });
+    expect(events).toEqual(['autoscaler.min_replicas: "x" is not a number']);
+    await expect(lab.locator('#min-replicas-error')).toHaveText('autoscaler.min_replicas: "x" is not a number');
+    await expect(lab.locator('#min-replicas')).not.toHaveValue('');
+    await lab.evaluate((el) => el.removeAttribute('autoscaler.min_replicas'));
+    await expect(lab.locator('#min-replicas-error')).toHaveText('');
+  });
+
+  test('settings given before the module loads are applied when it does, over the attributes', async ({ page }) => {
+    await openPage(page, '/lab.html');
+    const r = await page.evaluate(async () => {
+      const el = document.createElement('fleet-lab');
+      el.setAttribute('autoscaler.cold_start_s', '300');
+      el.settings = { 'autoscaler.cold_start_s': 600, 'router.policy': 'round_robin' };
+      document.body.append(el);
+      await import('/js/fleet-lab.js');
+      await el.ready;
+      const totals = await el.play();
+      return { own: Object.hasOwn(el, 'settings'), config: el.config(), attainment: totals.attainment };
+    });
+    expect(r.own).toBe(false);
+    expect(r.config.autoscaler.cold_start_s).toBe(600);
+    expect(r.config.router.policy).toBe('round_robin');
+    expect(r.attainment).toBeGreaterThan(0);
+    await expect(page.locator('fleet-lab #cold-start')).toHaveValue('10');
+  });
+
   test('an emptied field is named too, not read as the default', async ({ page }) => {
     await openFleet(page);
     const lab = page.locator(LAB);

@@ -28,6 +28,55 @@ export function set(config, path, value) {
 /** A control's text as a number, or the text itself so the engine names what is wrong. */
 export const number = (text) => (String(text).trim() !== '' && Number.isFinite(Number(text)) ? Number(text) : String(text));
 
+/**
+ * A property set on `el` before its class was defined is an own property hiding the setter: set
+ * it again through the setter. Returns what that threw, or null.
+ */
+export function upgrade(el, name) {
+  if (!Object.hasOwn(el, name)) return null;
+  const early = el[name];
+  delete el[name];
+  try {
+    el[name] = early;
+    return null;
+  } catch (err) {
+    return err;
+  }
+}
+
+/** The controls that are choices (selects); the rest take numbers. */
+export const CHOICES = ['router', 'signal'];
+
+/** `values` by config path with each `undefined` (a dropped path) back at `defaults`' value. */
+export const undropped = (values, defaults) =>
+  Object.fromEntries(Object.entries(values).map(([p, v]) => [p, v === undefined ? get(defaults, p) : v]));
+
+/**
+ * Lays `values` (by config path, the signal apart) over `config`. A number control given what is
+ * not a number keeps its last good value: each such comes back as a TypeError naming its path (an
+ * `<input type=number>` would otherwise turn "x" into "", and the engine quote that).
+ */
+export function lay(config, values) {
+  const bad = [];
+  for (const [path, value] of Object.entries(values)) {
+    if (path === 'autoscaler.signal') continue;
+    if (FIELDS[path] && !CHOICES.includes(FIELDS[path]) && value !== undefined && typeof number(value) !== 'number') {
+      bad.push(Object.assign(new TypeError(`${path}: ${JSON.stringify(value)} is not a number`), { path }));
+    } else set(config, path, value);
+  }
+  return bad;
+}
+
+/** A run's policy in words, from `schema`'s labels. */
+export function describePolicy(schema, c) {
+  const label = (list, name) => list.find((o) => o.name === name)?.label ?? name;
+  const a = c.autoscaler;
+  const sig = schema.signals.find((s) => s.name === a.signal);
+  const unit = sig?.unit ? ` ${sig.unit}` : '';
+  const rule = a.signal === 'none' ? label(schema.signals, a.signal) : `${label(schema.signals, a.signal)}: up above ${a.scale_up}${unit}, down below ${a.scale_down}`;
+  return `${label(schema.routers, c.router.policy)}; ${rule}; cold start ${a.cold_start_s / 60} min; ${a.min_replicas} to ${a.max_replicas} replicas`;
+}
+
 /** Shows `message` at the control of `path` in `root` (clearing the others); whether one has it. */
 export function markField(root, path, message) {
   let marked = false;

@@ -19,7 +19,7 @@ import { runSliced } from './fleet-run.js';
 // once, and the lesson page's bundle keeps them in one chunk rather than splitting the styles out.
 import './knee-lab.js';
 import { labSheet } from './knee-lab-style.js';
-import { FIELDS, fleetSheet, markup, markField, fillBoard, get, set, number } from './fleet-lab-view.js';
+import { CHOICES, FIELDS, fleetSheet, markup, markField, fillBoard, get, set, number, undropped, lay, upgrade, describePolicy } from './fleet-lab-view.js';
 
 const CHARTS = ['replicas', 'ttft', 'waiting'];
 
@@ -35,6 +35,9 @@ export class FleetLabElement extends HTMLElement {
   #dirty = false;
   #dark = matchMedia('(prefers-color-scheme: dark)');
   #pending = {}; // settings given before the schema is loaded
+  #announced = null; // the refusal last told to the page, not told again while it stands
+  #early = null;
+  #bad = new Map(); // number settings given what is not a number, by path, until given a good one
 
   static observedAttributes = ['theme'];
 
@@ -55,10 +58,15 @@ export class FleetLabElement extends HTMLElement {
   constructor() {
     super();
     this.attachShadow({ mode: 'open' }).adoptedStyleSheets = [labSheet, fleetSheet];
+    // `settings` set before this element was defined: taken as pending (over the markup's
+    // attributes), or its TypeError is shown once set up.
+    this.#early = upgrade(this, 'settings');
   }
 
   connectedCallback() {
-    this.ready ??= this.#init();
+    if (this.ready) return;
+    this.ready = this.#init();
+    this.ready.catch(() => {}); // shown on the lab; rejected for whoever awaits it
   }
 
   async #init() {
@@ -72,6 +80,7 @@ export class FleetLabElement extends HTMLElement {
     const root = this.shadowRoot;
     root.innerHTML = markup(this.#schema);
     this.settings = { ...this.#attributes(), ...this.#pending };
+    if (this.#early) this.#refused(this.#early);
     this.#watch.observe(this, { attributes: true });
     this.#$('signal').addEventListener('change', () => this.#signalChanged(true));
     this.#$('play').addEventListener('click', () => this.play().catch(() => {})); // named on the lab
@@ -110,17 +119,24 @@ export class FleetLabElement extends HTMLElement {
       return;
     }
     this.#config ??= structuredClone(this.#schema.defaults);
-    const signal = values['autoscaler.signal'];
-    if (signal !== undefined) {
-      set(this.#config, 'autoscaler.signal', signal);
-      this.#signalChanged(false);
+    const given = undropped(values, this.#schema.defaults);
+    if ('autoscaler.signal' in given) {
+      set(this.#config, 'autoscaler.signal', given['autoscaler.signal']);
+      this.#signalChanged(false); // its thresholds, unless given too
     }
-    for (const [path, value] of Object.entries(values)) if (path !== 'autoscaler.signal') set(this.#config, path, value);
+    for (const path of Object.keys(given)) this.#bad.delete(path);
+    for (const err of lay(this.#config, given)) this.#bad.set(err.path, err);
     for (const [path, id] of Object.entries(FIELDS)) {
       const v = get(this.#config, path);
       this.#$(id).value = path === 'autoscaler.cold_start_s' && typeof v === 'number' ? String(v / 60) : String(v);
     }
-    this.#check();
+    if (this.#check()) this.#markBad();
+  }
+
+  /** Names the first number setting that was not a number (the last good value runs meanwhile). */
+  #markBad() {
+    const [err] = this.#bad.values();
+    if (err) this.#refused(err);
   }
 
   /** Whether the engine takes the config the controls describe; if not, says why where it belongs. */
@@ -134,6 +150,7 @@ export class FleetLabElement extends HTMLElement {
     }
     markField(this.shadowRoot, null, '');
     if (this.#$('status').dataset.kind === 'error') this.#say('', '');
+    if (this.#bad.size === 0) this.#announced = null; // else still standing: not told again
     return true;
   }
 
@@ -144,6 +161,8 @@ export class FleetLabElement extends HTMLElement {
     this.#say(`Not run: ${marked ? 'see the setting marked above' : message}.${this.#totals ? ' The results below are the last good run.' : ''}`, 'error');
     if (this.#totals) this.dataset.stale = '';
     const detail = { path: err.path ?? '', message };
+    if (this.#announced === `${detail.path}\n${message}`) return;
+    this.#announced = `${detail.path}\n${message}`;
     this.dispatchEvent(new CustomEvent('kneelab-error', { detail, bubbles: true, composed: true }));
   }
 
@@ -173,7 +192,7 @@ export class FleetLabElement extends HTMLElement {
     for (const [path, id] of Object.entries(FIELDS)) {
       const text = this.#$(id).value;
       // A select shows no option for a name it does not offer: the name set stays, for the engine to refuse.
-      const v = id === 'router' || id === 'signal' ? text || get(this.#config, path) : number(text);
+      const v = CHOICES.includes(id) ? text || get(this.#config, path) : number(text);
       set(c, path, path === 'autoscaler.cold_start_s' && typeof v === 'number' ? v * 60 : v);
     }
     return c;
@@ -187,16 +206,6 @@ export class FleetLabElement extends HTMLElement {
   /** The pinned run's totals (null when none). */
   get pinned() {
     return this.#pinned?.totals ?? null;
-  }
-
-  /** A run's policy in words, from the schema's labels. */
-  describe(c) {
-    const label = (list, name) => list.find((o) => o.name === name)?.label ?? name;
-    const a = c.autoscaler;
-    const sig = this.#schema.signals.find((s) => s.name === a.signal);
-    const unit = sig?.unit ? ` ${sig.unit}` : '';
-    const rule = a.signal === 'none' ? label(this.#schema.signals, a.signal) : `${label(this.#schema.signals, a.signal)}: up above ${a.scale_up}${unit}, down below ${a.scale_down}`;
-    return `${label(this.#schema.routers, c.router.policy)}; ${rule}; cold start ${a.cold_start_s / 60} min; ${a.min_replicas} to ${a.max_replicas} replicas`;
   }
 
   /**
@@ -234,10 +243,11 @@ export class FleetLabElement extends HTMLElement {
       throw err;
     }
     this.#totals = result.totals;
-    fillBoard(this.#$('current'), result.totals, this.describe(config), this.#schema.attainment_target, this.#fleet);
+    fillBoard(this.#$('current'), result.totals, describePolicy(this.#schema, config), this.#schema.attainment_target, this.#fleet);
+    this.#markBad();
     this.#$('pin').disabled = false;
     status.textContent = '';
-    this.dispatchEvent(new CustomEvent('fleet-run', { detail: { totals: result.totals, config } }));
+    this.dispatchEvent(new CustomEvent('fleet-run', { detail: { totals: result.totals, config }, bubbles: true, composed: true }));
     return result.totals;
   }
 
