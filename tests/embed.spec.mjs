@@ -220,6 +220,20 @@ const made: FleetLabElement = document.createElement('fleet-lab');
 made.pin();
 `)).toBe('');
   expect(check(`import 'kneelab/fleet-lab';\ndocument.createElement('fleet-lab').play(5);\n`)).toMatch(/Expected 0 arguments/);
+  // kneelab/later, as the README shows it: typed, and a misuse caught.
+  expect(manifest.exports['./later']).toEqual({ types: './pkg/kneelab_later.d.ts', default: './pkg/kneelab_later.js' });
+  expect(check(`import init, { simulate, sweep, size, type KneelabError } from 'kneelab/later';
+void init().then(() => {
+  const run = simulate({ workload: { preset: 'chat' }, load: { mode: 'open', rate_rps: 2 } });
+  console.log(run.throughput_rps, sweep({}, [0.5, 0.9]).knee, size({ max_num_seqs: 64, batch_s: 8, peak_qps: 100 }));
+  try { simulate({}); } catch (err) { console.log((err as KneelabError).path); }
+});
+`)).toBe('');
+  expect(check(`import { sweep } from 'kneelab/later';\nsweep({}, 0.5);\n`)).toMatch(/not assignable to parameter of type 'number\[\]'/);
+  // Each export's types condition comes before its default (conditions match in order).
+  for (const [name, conditions] of Object.entries(manifest.exports)) {
+    if (typeof conditions === 'object') expect(Object.keys(conditions), name).toEqual(['types', 'default']);
+  }
 });
 
 test('at a subpath, under a strict CSP (default-src, script-src, style-src): it runs with no violation', async ({ page: pg }) => {
@@ -396,6 +410,14 @@ test('theme="dark" on a light OS and theme="light" on a dark one reach the chart
     expect(seen.scheme, `${theme} on a ${os} OS`).toBe(theme);
     if (theme === 'dark') expect(seen.corner).toBeLessThan(60);
     else expect(seen.corner).toBeGreaterThan(200);
+    // The page around the lab takes its theme too: no light margins around a dark lab in a frame.
+    const page = await pg.evaluate(() => {
+      const [r, g, b] = getComputedStyle(document.body).backgroundColor.match(/\d+/g).map(Number);
+      return { scheme: getComputedStyle(document.documentElement).colorScheme, body: (r * 299 + g * 587 + b * 114) / 1000 };
+    });
+    expect(page.scheme).toBe(theme);
+    if (theme === 'dark') expect(page.body).toBeLessThan(60);
+    else expect(page.body).toBeGreaterThan(200);
     // A site's own colours restyle the charts as well as the chrome.
     await pg.locator('knee-lab').evaluate((el) => el.style.setProperty('--kl-bg', 'rgb(250, 220, 180)'));
     await expect.poll(() => pg.locator('knee-lab').evaluate((el) => {

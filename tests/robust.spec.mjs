@@ -289,6 +289,47 @@ test.describe('attributes', () => {
     ]);
   });
 
+  test('a state set before the module loads wins over the markup; attributes apply again after', async ({ page }) => {
+    await page.route('**/blank.html', (route) =>
+      route.fulfill({ contentType: 'text/html', body: '<!doctype html><html lang="en"><title>Course</title><link rel="icon" href="data:,"><body></body></html>' }),
+    );
+    await page.goto('/blank.html');
+    const states = await page.evaluate(async () => {
+      const host = document.createElement('div');
+      host.innerHTML = '<knee-lab load="0.6" workload="chat" requests="1000"></knee-lab><knee-lab workload="chat" requests="1000"></knee-lab>';
+      document.body.append(host);
+      const [a, b] = host.children;
+      for (const el of [a, b]) el.state = { load: 0.3, workload: 'rag' };
+      await import('/js/knee-lab.js');
+      await Promise.all([a.ready, b.ready]);
+      const before = [a.state, b.state];
+      a.setAttribute('load', '0.7');
+      await a.idle();
+      return [...before, a.state];
+    });
+    expect(states[0]).toMatchObject({ load: 0.3, workload: 'rag', requests: 1000 });
+    expect(states[1]).toMatchObject({ load: 0.3, workload: 'rag', requests: 1000 });
+    expect(states[2]).toMatchObject({ load: 0.7, workload: 'rag' });
+  });
+
+  test('a number no list offers is shown as set by the page, not as a blank choice', async ({ page }) => {
+    await openLab(page);
+    const lab = page.locator(LAB);
+    for (const [name, id, value, label] of [
+      ['max-num-seqs', 'max-num-seqs', '100', '100 (set by the page)'],
+      ['max-num-batched-tokens', 'max-num-batched-tokens', '3000', '3,000 (set by the page)'],
+      ['kv-cache-tokens', 'kv-cache-tokens', '300000', '300,000 (set by the page)'],
+    ]) {
+      await setAttr(page, name, value);
+      await expect(lab.locator(`#${id}`)).toHaveValue(value);
+      await expect(lab.locator(`#${id} option:checked`)).toHaveText(label);
+      await expect(alert(page, id)).toHaveText('');
+    }
+    // A choice from the list drops the page's own.
+    await lab.locator('#max-num-seqs').selectOption('64');
+    await expect(lab.locator('#max-num-seqs option[data-set-by-page]')).toHaveCount(0);
+  });
+
   test('chunked-prefill reads like a boolean attribute', async ({ page }) => {
     await openLab(page);
     const chunked = () => page.locator(LAB).evaluate((el) => el.state.chunkedPrefill);

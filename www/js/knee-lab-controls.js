@@ -5,7 +5,7 @@
 
 import { noSteady } from './knee-lab-steady.js';
 import { grouped } from './format.js';
-import { BURSTINESS, MAX_MODEL_LEN, PRESETS, SETTINGS, controlFor, settingNamed } from './knee-lab-settings.js';
+import { BURSTINESS, MAX_MODEL_LEN, PRESETS, SETTINGS, controlFor, kvLabel, settingNamed } from './knee-lab-settings.js';
 
 /** The SLO boxes: control id, state key, what a message calls it. */
 const SLO_BOXES = [
@@ -71,13 +71,13 @@ export function syncControls(root, s) {
   el('burst-box').classList.toggle('off', closed);
   el('chunked-prefill').checked = s.chunkedPrefill;
   const budget = el('max-num-batched-tokens');
-  budget.value = String(s.chunkedPrefill ? s.maxNumBatchedTokens : MAX_MODEL_LEN);
+  choose(budget, s.chunkedPrefill ? s.maxNumBatchedTokens : MAX_MODEL_LEN, grouped);
   budget.disabled = !s.chunkedPrefill;
   el('budget-hint').textContent = s.chunkedPrefill
     ? 'Tokens per step: long prompts are split into chunks of what is left after the decodes.'
     : `Without chunking vLLM sets it to max_model_len (${grouped(MAX_MODEL_LEN)}): a whole prompt runs in one step and every decode waits for it.`;
-  el('max-num-seqs').value = String(s.maxNumSeqs);
-  el('kv-cache-tokens').value = String(s.kvCacheTokens);
+  choose(el('max-num-seqs'), s.maxNumSeqs, String);
+  choose(el('kv-cache-tokens'), s.kvCacheTokens, kvLabel);
   for (const [id, key] of SLO_BOXES) {
     const input = el(id);
     if (Number.isFinite(s[key]) && Number(input.value) !== s[key]) input.value = String(s[key]);
@@ -87,6 +87,23 @@ export function syncControls(root, s) {
   el('workload').value = s.workload;
   el('knee-rule').value = s.kneeRule;
   el('latency-log').checked = s.latencyScale === 'log';
+}
+
+/**
+ * Selects `value` in `select`; a value the list does not offer (set by an attribute or a script,
+ * and taken by the engine) is shown as an option of its own rather than as a blank.
+ */
+function choose(select, value, label) {
+  const text = String(value);
+  let extra = select.querySelector('option[data-set-by-page]');
+  if ([...select.options].some((o) => o.value === text && o !== extra)) {
+    extra?.remove();
+  } else {
+    extra ??= select.appendChild(document.createElement('option'));
+    extra.dataset.setByPage = '';
+    Object.assign(extra, { value: text, textContent: `${label(value)} (set by the page)` });
+  }
+  select.value = text;
 }
 
 /** Shows the figures in `panels` and the groups of controls in `controls`, hides the rest. */

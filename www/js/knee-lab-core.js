@@ -70,8 +70,9 @@ export class LabCore {
   }
 
   /** Resolves once the point has run on a measured capacity (its sweep may go on). */
-  pointSettled() {
-    return this.#waiters.until(() => !this.#starting && !this.sim.restarting && !this.busy);
+  async pointSettled() {
+    await this.#waiters.until(() => !this.#starting && !this.sim.restarting && !this.busy);
+    if (this.loadError) throw this.loadError; // no simulator to ask: not the '' of no load
   }
 
   /** Redraws if the host's colours are not those the charts were drawn in. */
@@ -81,6 +82,7 @@ export class LabCore {
 
   /** The simulator could not be loaded: `ready` rejects with `err`. */
   failed(err) {
+    this.loadError = err; // what the element's promises then reject with
     this.setStatus(`The simulator failed to load: ${err.message ?? err}`, 'error');
     this.#starting = false;
     this.ready.reject(err);

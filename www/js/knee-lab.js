@@ -9,10 +9,10 @@
 // workload (chat | rag), cost.preset or preset, engine.max_num_seqs or max-num-seqs,
 // engine.chunked_prefill or chunked-prefill, engine.max_num_batched_tokens, slo.ttft_ms,
 // slo.tpot_ms, load.think_time_s, load.burstiness, engine.kv_cache_tokens, run.requests, seed,
-// slo.knee or knee-rule; and
-// latency-scale (linear | log), theme (auto | light | dark; the --kl-* custom properties restyle
-// chrome and charts, see knee-lab-style.js), panels (see replica-player.js for `replica`),
-// controls and metrics (readout names, see METRIC_LABELS) pick what is shown. A value that
+// slo.knee or knee-rule; and latency-scale (linear | log), theme (auto | light | dark; the --kl-*
+// custom properties restyle chrome and charts, see knee-lab-style.js), panels (see
+// replica-player.js for `replica`), controls and metrics (readout names, see METRIC_LABELS) pick
+// what is shown; a `state` set before the module loads wins over the markup's. A value that
 // cannot be read (empty, not a decimal number, an unknown name) is an error on the page naming
 // the attribute, and the setting keeps its last good value; a value the engine refuses is its
 // error, beside the control. Removing an attribute restores the default.
@@ -54,6 +54,7 @@ export class KneeLab extends HTMLElement {
   #controls = [...LISTS.controls.fallback];
   #metrics = [...LISTS.metrics.fallback];
   #wired = false;
+  #early = null; // a state set before the upgrade, until the markup's attributes have been seen
   #resize = null;
   #theme = watchTheme(this, () => this.#core.recolour());
   #onDiscard = () => this.#core.sim.orphaned && this.#core.sim.restart();
@@ -64,12 +65,13 @@ export class KneeLab extends HTMLElement {
     root.adoptedStyleSheets = [labSheet];
     root.innerHTML = template(`kl${++instances}`);
     this.#core = new LabCore(this, root);
-    // `state` set before this element was defined is an own property hiding the setter: apply it.
+    // `state` set before this element was defined is an own property hiding the setter: apply it (over the markup's attributes).
     if (Object.hasOwn(this, 'state')) {
       const early = this.state;
       delete this.state;
       try {
         this.state = early;
+        this.#early = early;
       } catch (err) {
         this.#core.alerts.attributes.set('state', err.message); // shown until a good state comes
         this.#core.alerts.paint();
@@ -193,6 +195,7 @@ export class KneeLab extends HTMLElement {
     if (LISTS[name]) return this.#setList(name, value);
     const spec = settingNamed(name);
     if (!spec) return;
+    if (this.#early && spec.key in this.#early) return; // the state set before the upgrade wins
     let parsed;
     if (value != null) {
       try {
@@ -245,6 +248,7 @@ export class KneeLab extends HTMLElement {
   }
 
   async connectedCallback() {
+    this.#early = null; // the markup's attributes have been seen: later changes apply
     this.#theme.observe();
     kneelabEvents.addEventListener('discard', this.#onDiscard);
     const core = this.#core;

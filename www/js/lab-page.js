@@ -14,6 +14,9 @@ for (const [name, value] of new URLSearchParams(location.search)) {
   if (KneeLab.observedAttributes.includes(name)) lab.setAttribute(name, value);
   else unknown.push(`"${name}"`);
 }
+// The page around the lab takes its theme, so a dark lab in a frame has no light margins.
+const theme = lab.getAttribute('theme');
+if (theme === 'dark' || theme === 'light') document.documentElement.style.colorScheme = theme;
 // A misspelt parameter is named, not silently dropped; the lab runs without it.
 if (unknown.length) {
   const names = KneeLab.observedAttributes.filter((n) => !n.includes('.')).join(', ');

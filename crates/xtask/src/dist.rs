@@ -38,6 +38,7 @@ const FILES: &[(&str, &str)] = &[
     ("target/site/favicon.svg", "favicon.svg"),
     ("package/knee-lab.d.ts", "js/knee-lab.d.ts"),
     ("package/fleet-lab.d.ts", "js/fleet-lab.d.ts"),
+    ("package/later.d.ts", "pkg/kneelab_later.d.ts"),
     ("package/custom-elements.json", "custom-elements.json"),
     ("package/README.md", "README.md"),
     ("LICENSE-MIT", "LICENSE-MIT"),
@@ -70,7 +71,7 @@ pub fn run(args: &Args) -> Result<()> {
     // lab.html came from the site, whose chunks are not the package's.
     crate::bundle::write_preloads(&meta, &root.join("www"), &dist, &["lab.html".to_string()])?;
     let manifest = package_json();
-    fs::write(dist.join("package.json"), serde_json::to_string_pretty(&manifest)? + "\n")?;
+    fs::write(dist.join("package.json"), types_first(&serde_json::to_string_pretty(&manifest)?) + "\n")?;
 
     let target = root.join("target");
     fs::create_dir_all(&target)?;
@@ -81,6 +82,22 @@ pub fn run(args: &Args) -> Result<()> {
     let size = fs::metadata(&tarball).with_context(|| format!("npm pack wrote no {}", tarball.display()))?.len();
     println!("\n{} ({:.1} KiB): {}", rel(&tarball).display(), size as f64 / 1024.0, describe_files(&dist)?);
     Ok(())
+}
+
+/// `text` (pretty JSON) with each export's `"types"` condition before its `"default"`: conditions
+/// match in order, TypeScript's must come first and Node's `default` last, while serde_json's map
+/// writes its keys sorted.
+fn types_first(text: &str) -> String {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    for i in 1..lines.len() {
+        let (default, types) = (lines[i - 1].trim_start(), lines[i].trim_start());
+        if default.starts_with("\"default\": ") && default.ends_with(',') && types.starts_with("\"types\": ") {
+            let indent = &lines[i][..lines[i].len() - types.len()];
+            let (default, types) = (default.trim_end_matches(','), types.to_string());
+            (lines[i - 1], lines[i]) = (format!("{indent}{types},"), format!("{indent}{default}"));
+        }
+    }
+    lines.join("\n")
 }
 
 /// The package's `package.json`: its version is the workspace's.
@@ -98,7 +115,7 @@ fn package_json() -> serde_json::Value {
             ".": { "types": "./js/knee-lab.d.ts", "default": "./js/knee-lab.js" },
             "./fleet-lab": { "types": "./js/fleet-lab.d.ts", "default": "./js/fleet-lab.js" },
             "./wasm": "./js/wasm.js",
-            "./later": "./pkg/kneelab_later.js",
+            "./later": { "types": "./pkg/kneelab_later.d.ts", "default": "./pkg/kneelab_later.js" },
             "./lab.html": "./lab.html",
             "./custom-elements.json": "./custom-elements.json",
             "./package.json": "./package.json"
@@ -127,4 +144,26 @@ fn describe_files(dir: &Path) -> Result<String> {
     let (mut count, mut bytes) = (0, 0);
     walk(dir, &mut count, &mut bytes)?;
     Ok(format!("{count} files, {:.1} KiB unpacked", bytes as f64 / 1024.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_export_names_its_types_before_its_default() {
+        let text = types_first(&serde_json::to_string_pretty(&package_json()).unwrap());
+        let manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(manifest, package_json(), "only the order changes");
+        for (name, export) in manifest["exports"].as_object().unwrap() {
+            if let Some(conditions) = export.as_object() {
+                let (types, default) = (
+                    text.find(&format!("\"types\": {}", conditions["types"])),
+                    text.find(&format!("\"default\": {}", conditions["default"])),
+                );
+                assert!(types.unwrap() < default.unwrap(), "{name}: types first");
+            }
+        }
+        assert!(manifest["exports"]["./later"]["types"].is_string(), "kneelab/later is typed");
+    }
 }
