@@ -45,7 +45,7 @@ const artifacts = path.join(path.dirname(new URL(import.meta.url).pathname), 'te
 test.describe('the limits chart', () => {
   // Workload and seats, the limit that must bind, and the words that say so.
   const rows = [
-    [{ workload: 'rag', maxNumSeqs: 64 }, 'prefill', 'prefill binds'],
+    [{ workload: 'rag', maxNumSeqs: 64 }, 'prefill', 'and prefill nearly tie'],
     [{ workload: 'chat', maxNumSeqs: 64 }, 'seq_cap', 'so the sequence cap binds'],
     [{ workload: 'rag', maxNumSeqs: 16 }, 'seq_cap', 'so the sequence cap binds'],
   ];
@@ -64,8 +64,8 @@ test.describe('the limits chart', () => {
       await expect(sentence).toContainText(words);
       // A bar below the binding one (a tie the engine gives to prefill) is called a tie, not hidden.
       const lower = ['seq_cap', 'kv_cache'].find((k) => r[`limit_${k}_rps`] < r.limit_rps);
-      if (lower) await expect(sentence).toContainText(/ are nearly tied, and prefill binds: the batch fills only because prefill chunks/);
-      else await expect(sentence).not.toContainText('nearly tied');
+      if (lower) await expect(sentence).toContainText(/, so the (sequence cap|KV cache) and prefill nearly tie: either stops the replica at about that rate/);
+      else await expect(sentence).not.toContainText('nearly tie');
       await expect(sentence).toContainText('the engine saturates at');
       await expect.poll(() => lab.locator('#chart-limits').evaluate(inkedPixels)).toBeGreaterThan(1500);
       await expect(lab.locator('#chart-limits')).toHaveAttribute('aria-label', new RegExp(words));
@@ -308,7 +308,9 @@ test('open and closed loops are named as vllm bench serve runs them, and coordin
   await openPage(page);
   const loops = page.locator('#loops + p');
   await expect(loops).toContainText('vllm bench serve --max-concurrency N');
-  await expect(loops).toContainText('is open loop by default: Poisson arrivals at --request-rate');
+  // Its default rate sends everything at once; Poisson arrivals take a finite --request-rate.
+  await expect(loops).toContainText('with --request-rate R it sends Poisson arrivals');
+  await expect(loops).toContainText('its default rate, inf, sends every prompt at once');
   const text = await page.locator('main').evaluate((el) => el.textContent.replace(/\s+/g, ' '));
   expect(text).not.toMatch(/This is coordinated omission/);
   expect(text).not.toMatch(/to capacity \(coordinated omission\)/);
@@ -331,7 +333,7 @@ test('a closed loop speaks of users and demand, and shows no knee at the end of 
   // No sentence left with holes in it, and the closed loop's ceiling is called the users', not the replica's.
   await expect(live).toContainText(`lies past the sweep's range: that holds at every load up to ${Math.round(r.knee_beyond_sweep * 100)}%`);
   await expect(live).not.toContainText('—');
-  await expect(live).toContainText(`The most these users get done is`);
+  await expect(live).toContainText(`The most these users get done in the sweep is`);
   await expect(live).toContainText(`not the replica's`);
   expect(r.saturation_rps).toBeLessThan(r.capacity_rps);
   // The knee's readout says how far the sweep looked, not a bare dash.

@@ -509,6 +509,31 @@ test('goodput: both definitions, live, and the SLO sliders move them', async ({ 
   await expect.poll(() => page.locator('#goodput-lab #chart-goodput').evaluate(inkedPixels)).toBeGreaterThan(1000);
 });
 
+test('the knee and goodput sentences have a case for a knee, for none within the sweep, and for none at all', async ({ page }) => {
+  await openPage(page);
+  await labIdle(page);
+  const [kneeAt, position, gKnee, gOver] = ['#knee-at', '#knee-position', '#goodput-knee', '#goodput-over'].map((s) => page.locator(s));
+  // The default RAG replica: a knee, and at the overload goodput under half of throughput.
+  await expect(gKnee).toHaveAttribute('data-case', 'knee');
+  await expect(gOver).toHaveAttribute('data-case', 'collapsed');
+  let r = await page.locator('#lab').evaluate((el) => el.readouts);
+  await expect(gKnee).toContainText(`the knee is at ${Math.round(r.knee_load * 100)}%, where goodput is ${r.knee_goodput_rps.toFixed(2)} req/s`);
+  // Closed loop: the users never push past the SLOs, so no knee within the sweep, and no collapse.
+  await setLab(page, { mode: 'closed' });
+  await expect(gKnee).toHaveAttribute('data-case', 'beyond');
+  await expect(gOver).toHaveAttribute('data-case', 'holds');
+  await expect(gOver).not.toContainText('still');
+  // A TTFT SLO below the unloaded TTFT: no load meets it, and every sentence says so (none stays "being found").
+  await setLab(page, { mode: 'open', sloTtftMs: 100 });
+  r = await page.locator('#lab').evaluate((el) => el.readouts);
+  expect(r.knee_load ?? null).toBeNull();
+  await expect(kneeAt).toHaveAttribute('data-case', 'none');
+  await expect(kneeAt).toContainText('is below the lowest load swept');
+  await expect(position).toHaveAttribute('data-case', 'none-knee');
+  await expect(gKnee).toHaveAttribute('data-case', 'none');
+  await expect(page.locator('#goodput-live')).not.toContainText('—');
+});
+
 test('open vs closed loop: compared at the same slider and at the same throughput', async ({ page }) => {
   await openPage(page);
   const box = page.locator('#loop-compare');
@@ -575,9 +600,19 @@ test('the sentence about the knee is the page\'s: a case per template, its numbe
   const cases = await where.evaluate((el) => [...el.querySelectorAll(':scope > template')].map((t) => t.dataset.when));
   const said = where.locator('[data-said]');
   expect(cases.sort()).toEqual(['at-closed', 'at-knee', 'at-open', 'below-knee', 'no-knee-closed', 'no-knee-open',
-    'no-traffic', 'p99-note', 'past-knee', 'saturated', 'unknown-knee']);
+    'no-traffic', 'none-knee', 'p99-note', 'past-knee', 'saturated', 'tail-over', 'tail-prefill', 'tail-wait', 'unknown-knee']);
+  // Below the knee, what the tail is made of is the run's: the queue's p99 against TTFT's.
+  for (const load of [0.2, 0.5, 0.8]) {
+    await setLab(page, { load });
+    const r = await page.locator('#lab').evaluate((el) => el.readouts);
+    if (!(load < r.knee_load)) continue;
+    const split = r.queue_p99 > 0.5 * r.ttft_p99 ? 'mostly queueing' : 'mostly prefill';
+    await expect(said).toHaveText(new RegExp(`^You are at ${load * 100}% of capacity, below the SLO knee: more load still buys throughput\\. TTFT p99 is \\d.*${split}`));
+    if (r.ttft_p99 > r.slo_ttft_s) await expect(said).toContainText('already over its');
+    else await expect(said).not.toContainText('already over its');
+  }
   await setLab(page, { load: 0.5 });
-  await expect(said).toHaveText(/^You are at 50% of capacity, below the SLO knee: .* TTFT p99 \(\d/);
+  await expect(said).toHaveText(/^You are at 50% of capacity, below the SLO knee: more load still buys throughput\. TTFT p99 is \d/);
   // Past the knee with throughput still to give, then past the point where it has none (within
   // a percent of capacity: never "only -0.01 req/s left").
   await setLab(page, { load: 0.95 });

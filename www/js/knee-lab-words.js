@@ -148,11 +148,12 @@ export function describeLimits(r) {
   if (r.limit_rps == null) return null;
   const binding = LIMITS.find(([key]) => r[`limit_${key}_rps`] === r.limit_rps);
   const name = binding ? binding[1] : 'none of them';
-  // On a near tie the engine names prefill, though a batch bar may sit a little lower: say so.
+  // On a near tie the engine names prefill, though a batch bar may sit a little lower: a tie,
+  // said as one (past saturation the batch fills just as prefill runs out).
   const lower = LIMITS.find(([key]) => r[`limit_${key}_rps`] < r.limit_rps);
   const verdict = lower
-    ? `so ${lower[1]} and ${name} are nearly tied, and ${name} binds: the batch fills only because prefill chunks make ` +
-      'every step long, so a bigger batch would buy almost nothing'
+    ? `so ${lower[1]} and ${name} nearly tie: either stops the replica at about that rate, and raising ${lower[1]} ` +
+      `alone buys almost nothing, with ${name} right behind it`
     : `so ${name} binds`;
   return (
     `the sequence cap ÷ time in the batch allows ${formatRate(r.limit_seq_cap_rps)}, prefill ` +

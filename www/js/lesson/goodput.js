@@ -13,6 +13,7 @@ import {
   formatSeconds,
   onUpdate,
   pointAt,
+  say,
   whenNear,
 } from './live.js';
 import { mirror } from './mirror.js';
@@ -55,7 +56,6 @@ function setupSliders(lab, setMain) {
 function setupDefinitions(lab) {
   const section = document.getElementById('goodput');
   const defs = section.querySelector('.defs');
-  const live = document.getElementById('goodput-live');
   let sweptFor = null;
   onUpdate(lab, ({ readouts: r, state, sweepDone }) => {
     fill(defs, { load: formatPercent(r.load) });
@@ -75,14 +75,14 @@ function setupDefinitions(lab) {
     sweptFor = key;
     const knee = sweep.knee ? pointAt(sweep, sweep.knee.offered_load) : null;
     const high = pointAt(sweep, SCHEMA.lesson.overload);
-    fill(live, {
-      // The engine's readouts say when the knee is the sweep's top: no knee found below it.
-      knee_load: !sweep.knee
-        ? 'below the lowest load swept'
-        : r.knee_beyond_sweep != null
-          ? `${formatPercent(r.knee_beyond_sweep)}, the top of the sweep: no knee below it`
-          : formatPercent(sweep.knee.offered_load),
+    // The engine's readouts say when the knee is the sweep's top: no knee found below it.
+    const kneeCase = !sweep.knee ? 'none' : r.knee_beyond_sweep != null ? 'beyond' : 'knee';
+    say(document.getElementById('goodput-knee'), kneeCase, {
+      knee_load: formatPercent(sweep.knee?.offered_load),
       g_knee: formatRate(knee?.goodput_rps),
+    });
+    // "Still ... but only" where goodput has fallen to under half of throughput, as the sweep shows.
+    say(document.getElementById('goodput-over'), high && high.goodput_rps < 0.5 * high.throughput_rps ? 'collapsed' : 'holds', {
       overload: formatPercent(SCHEMA.lesson.overload),
       t_over: formatRate(high?.throughput_rps),
       g_over: formatRate(high?.goodput_rps),

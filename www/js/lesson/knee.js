@@ -34,7 +34,7 @@ export function kneeDefinition(state, r) {
  * Where the slider sits relative to the SLO knee: which of the page's sentences (the templates
  * of `slot`, `#knee-position`) applies, and the numbers it quotes.
  */
-function position(slot, r, state) {
+function position(slot, r, state, sweepDone) {
   if (r.load == null) return ['none', {}];
   if (!(r.load > 0)) return ['no-traffic', {}];
   const mode = state.mode === 'closed' ? 'closed' : 'open';
@@ -52,8 +52,17 @@ function position(slot, r, state) {
   };
   values.at = words(slot, `at-${mode}`, values);
   if (r.knee_beyond_sweep != null) return [`no-knee-${mode}`, values];
-  if (r.knee_load == null) return ['unknown-knee', values];
-  if (r.load < r.knee_load - 1e-9) return ['below-knee', values];
+  if (r.knee_load == null) return [sweepDone ? 'none-knee' : 'unknown-knee', values];
+  if (r.load < r.knee_load - 1e-9) {
+    // What the tail is made of, from the run: the queue's own p99 against TTFT's.
+    values.queue_p99 = formatSeconds(r.queue_p99);
+    values.tail = words(slot, r.queue_p99 > 0.5 * r.ttft_p99 ? 'tail-wait' : 'tail-prefill', values);
+    if (r.ttft_p99 > r.slo_ttft_s) {
+      const over = { slo: formatSeconds(r.slo_ttft_s), target: formatPercent(r.attainment_target) };
+      values.tail += ` ${words(slot, 'tail-over', over)}`;
+    }
+    return ['below-knee', values];
+  }
   if (r.load <= r.knee_load + 1e-9) {
     const p99Broken = state.kneeRule !== 'p99' && r.knee_ttft_p99_s > r.slo_ttft_s;
     values.p99_note = p99Broken ? words(slot, 'p99-note', values) : '';
@@ -64,12 +73,12 @@ function position(slot, r, state) {
 }
 
 /** The SLO knee's place, and the saturation point's, in the page's words (`#knee-at`, `#saturation-at`). */
-function kneeAndSaturation(r, state) {
+function kneeAndSaturation(r, state, sweepDone) {
   const at = document.getElementById('knee-at');
   if (r.knee_beyond_sweep != null) say(at, 'beyond', { knee_beyond: formatPercent(r.knee_beyond_sweep) });
   else if (r.knee_load != null) {
     say(at, 'found', { knee_load: formatPercent(r.knee_load), knee_rps: formatRate(r.knee_rps), knee_ttft_p99: formatSeconds(r.knee_ttft_p99_s) });
-  } else say(at, 'unknown', {});
+  } else say(at, sweepDone ? 'none' : 'unknown', {});
   const saturation = document.getElementById('saturation-at');
   if (r.saturation_load == null) return say(saturation, '', {});
   say(saturation, state.mode === 'closed' ? 'closed' : 'open', {
@@ -90,8 +99,8 @@ function setupKneeText(lab) {
       knee_definition: kneeDefinition(state, r),
       crossing: p99Crossing(r),
     });
-    kneeAndSaturation(r, state);
-    say(where, ...position(where, r, state));
+    kneeAndSaturation(r, state, sweepDone);
+    say(where, ...position(where, r, state, sweepDone));
     const key = configKey(state);
     if (sweepDone && sweptFor !== key) {
       sweptFor = key;
