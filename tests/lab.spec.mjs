@@ -614,8 +614,13 @@ test('every control change: first redraw within 150 ms (p95), the whole sweep wi
 // bars rose by 1,700 and 500. Then a click made while a section loads is kept, a misspelt URL
 // parameter on lab.html is named, the web build no longer carries the CLI's "sharegpt" preset
 // (141 bytes of wasm less), and "why batch" compares decode-only steps and says what stretches
-// TPOT: the page 201,643 and the lab alone 154,057, so the page's bar rose by 300.
-const BUDGETS = { '/': 201_700, '/lab.html': 154_100 };
+// TPOT: the page 201,643 and the lab alone 154,057, so the page's bar rose by 300. Then what a
+// course author and an expert reader found: a p99 past the latency chart's top marked on its edge
+// with its value (about 130 bytes of each wasm, 445 of the lesson's), lab.html's theme and URL
+// notes, a fleet or lab state set before its module loads, numbers no list offers shown as set,
+// and the knee, tail, goodput and saturation sentences given the cases they lacked: the page
+// 202,862 and the lab alone 154,578, so the bars rose by 1,200 and 500.
+const BUDGETS = { '/': 202_900, '/lab.html': 154_600 };
 test('everything the pages load totals at most its budget as sent gzipped, all from this origin', async ({ page }) => {
   for (const [url, budget] of Object.entries(BUDGETS)) {
     const responses = [];
