@@ -466,6 +466,16 @@ test('the knobs table: columns from the schema, and each sentence the case its s
   const live = page.locator('#knobs-live');
   await expect(live).toContainText('stalls every decode');
   await expect(live).toContainText(`KV cache for only ${columns.find((c) => c.id === 'kv').engine.kv_cache_tokens.toLocaleString('en-US')} tokens`);
+  // At 100% the two TTFT p99s can read the same: then TTFT "stays", never "moves from 17 s to 17 s".
+  await setLab(page, { load: 1.0 });
+  const chunk = page.locator('#knobs-chunk');
+  await expect(page.locator('#knobs-caption')).toContainText('100%');
+  await expect(chunk).toHaveAttribute('data-case', /^stall/);
+  const m = (await chunk.textContent()).match(/TTFT p99 moves from (\S+ \S+) to (\S+ \S+)\./);
+  if (m) expect(m[1]).not.toBe(m[2]);
+  else await expect(chunk).toContainText('TTFT p99 stays at');
+  console.log(`KNOBS at 100%: ${(await chunk.textContent()).trim().replace(/\s+/g, " ")}`);
+  await setLab(page, { load: 0.85 });
   // Chat: short prompts fit any budget and a small KV cache, and the page says so.
   await page.locator('#lab').evaluate((el) => {
     el.state = { workload: 'chat' };

@@ -141,7 +141,8 @@ function sayKnobs(live, sweeps, load) {
   };
   const cases = {
     'knobs-seqs': cap('base') > CHANGE * cap('seqs') && base.tpot_s.p99 > low.tpot_s.p99 ? 'trade' : 'other',
-    'knobs-chunk': off.itl_s.p99 > CHANGE * base.itl_s.p99 ? 'stall' : 'other',
+    // A TTFT p99 that reads the same either way is said to stay, not to move "from 17 s to 17 s".
+    'knobs-chunk': !(off.itl_s.p99 > CHANGE * base.itl_s.p99) ? 'other' : values.ttft_p99 === values.ttft_p99_off ? 'stall-same' : 'stall',
     'knobs-budget': small.tpot_s.p99 * CHANGE < base.tpot_s.p99 && small.ttft_s.p99 > base.ttft_s.p99 ? 'trade' : 'other',
     'knobs-kv':
       kv.num_preemptions > 0 && cap('kv') < cap('base') ? 'preempts' : kv.num_preemptions === 0 && cap('kv') >= cap('base') ? 'fits' : 'other',
