@@ -619,8 +619,10 @@ test('every control change: first redraw within 150 ms (p95), the whole sweep wi
 // with its value (about 130 bytes of each wasm, 445 of the lesson's), lab.html's theme and URL
 // notes, a fleet or lab state set before its module loads, numbers no list offers shown as set,
 // and the knee, tail, goodput and saturation sentences given the cases they lacked: the page
-// 202,862 and the lab alone 154,578, so the bars rose by 1,200 and 500.
-const BUDGETS = { '/': 202_900, '/lab.html': 154_600 };
+// 202,862 and the lab alone 154,578, so the bars rose by 1,200 and 500. Then the closed loop's
+// think time, the KV read beside the weights, and a TTFT that stays the same said so: the page
+// 203,010, so its bar rose by 200.
+const BUDGETS = { '/': 203_100, '/lab.html': 154_600 };
 test('everything the pages load totals at most its budget as sent gzipped, all from this origin', async ({ page }) => {
   for (const [url, budget] of Object.entries(BUDGETS)) {
     const responses = [];
