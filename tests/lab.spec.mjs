@@ -621,8 +621,10 @@ test('every control change: first redraw within 150 ms (p95), the whole sweep wi
 // and the knee, tail, goodput and saturation sentences given the cases they lacked: the page
 // 202,862 and the lab alone 154,578, so the bars rose by 1,200 and 500. Then the closed loop's
 // think time, the KV read beside the weights, and a TTFT that stays the same said so: the page
-// 203,010, so its bar rose by 200.
-const BUDGETS = { '/': 203_100, '/lab.html': 154_600 };
+// 203,010, so its bar rose by 200. Then both elements' pre-upgrade property became one helper in
+// the settings module, which the lab's own chunk now carries: the lab alone 154,634 (+56), so its
+// bar rose by 100.
+const BUDGETS = { '/': 203_100, '/lab.html': 154_700 };
 test('everything the pages load totals at most its budget as sent gzipped, all from this origin', async ({ page }) => {
   for (const [url, budget] of Object.entries(BUDGETS)) {
     const responses = [];

@@ -28,22 +28,6 @@ export function set(config, path, value) {
 /** A control's text as a number, or the text itself so the engine names what is wrong. */
 export const number = (text) => (String(text).trim() !== '' && Number.isFinite(Number(text)) ? Number(text) : String(text));
 
-/**
- * A property set on `el` before its class was defined is an own property hiding the setter: set
- * it again through the setter. Returns what that threw, or null.
- */
-export function upgrade(el, name) {
-  if (!Object.hasOwn(el, name)) return null;
-  const early = el[name];
-  delete el[name];
-  try {
-    el[name] = early;
-    return null;
-  } catch (err) {
-    return err;
-  }
-}
-
 /** The controls that are choices (selects); the rest take numbers. */
 export const CHOICES = ['router', 'signal'];
 

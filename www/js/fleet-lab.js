@@ -19,7 +19,8 @@ import { runSliced } from './fleet-run.js';
 // once, and the lesson page's bundle keeps them in one chunk rather than splitting the styles out.
 import './knee-lab.js';
 import { labSheet } from './knee-lab-style.js';
-import { CHOICES, FIELDS, fleetSheet, markup, markField, fillBoard, get, set, number, undropped, lay, upgrade, describePolicy } from './fleet-lab-view.js';
+import { CHOICES, FIELDS, fleetSheet, markup, markField, fillBoard, get, set, number, undropped, lay, describePolicy } from './fleet-lab-view.js';
+import { upgrade } from './knee-lab-settings.js';
 
 const CHARTS = ['replicas', 'ttft', 'waiting'];
 
@@ -60,7 +61,7 @@ export class FleetLabElement extends HTMLElement {
     this.attachShadow({ mode: 'open' }).adoptedStyleSheets = [labSheet, fleetSheet];
     // `settings` set before this element was defined: taken as pending (over the markup's
     // attributes), or its TypeError is shown once set up.
-    this.#early = upgrade(this, 'settings');
+    this.#early = upgrade(this, 'settings')?.error ?? null;
   }
 
   connectedCallback() {

@@ -134,6 +134,23 @@ export const SETTINGS = SCHEMA.settings.map((row) => ({ ...row, parse: READERS[r
 
 const BY_NAME = new Map(SETTINGS.flatMap((s) => (s.path ? [[s.path, s], [s.attribute, s]] : [[s.attribute, s]])));
 
+/**
+ * A property set on element `el` before its class was defined is an own property hiding the
+ * setter: set it again through the setter. Returns null if there was none, else `{ value }` and,
+ * if the setter threw, `error`.
+ */
+export function upgrade(el, name) {
+  if (!Object.hasOwn(el, name)) return null;
+  const value = el[name];
+  delete el[name];
+  try {
+    el[name] = value;
+    return { value };
+  } catch (error) {
+    return { value, error };
+  }
+}
+
 /** What a script may give each kind of setting through `state`, in words, and the check. */
 const SCRIPT_KINDS = {
   number: [() => 'a finite number', (v) => typeof v === 'number' && Number.isFinite(v)],

@@ -32,7 +32,7 @@
 
 import { kneelabEvents } from './wasm.js';
 import { labSheet, watchTheme } from './knee-lab-style.js';
-import { DEFAULT_STATE, LISTS, PRESETS, SETTING_NAMES, WORKLOADS, checkState, clip, configOf, oneOf, settingNamed } from './knee-lab-settings.js';
+import { DEFAULT_STATE, LISTS, PRESETS, SETTING_NAMES, WORKLOADS, checkState, clip, configOf, oneOf, settingNamed, upgrade } from './knee-lab-settings.js';
 import { buildReadouts, template } from './knee-lab-markup.js';
 import { showParts, syncControls, wire } from './knee-lab-controls.js';
 import { LabCore } from './knee-lab-core.js';
@@ -65,18 +65,12 @@ export class KneeLab extends HTMLElement {
     root.adoptedStyleSheets = [labSheet];
     root.innerHTML = template(`kl${++instances}`);
     this.#core = new LabCore(this, root);
-    // `state` set before this element was defined is an own property hiding the setter: apply it (over the markup's attributes).
-    if (Object.hasOwn(this, 'state')) {
-      const early = this.state;
-      delete this.state;
-      try {
-        this.state = early;
-        this.#early = early;
-      } catch (err) {
-        this.#core.alerts.attributes.set('state', err.message); // shown until a good state comes
-        this.#core.alerts.paint();
-      }
-    }
+    // `state` set before this element was defined: applied, over the markup's attributes.
+    const early = upgrade(this, 'state');
+    if (early?.error) {
+      this.#core.alerts.attributes.set('state', early.error.message); // shown until a good state comes
+      this.#core.alerts.paint();
+    } else this.#early = early?.value ?? null;
   }
 
   /**
